@@ -1,4 +1,5 @@
 export {
+  type Accepted,
   type Data,
   type End,
   type Frame,
@@ -6,8 +7,10 @@ export {
   type GoAway,
   type Header,
   type Hello,
+  HelloSchema,
   type HttpRequestHead,
   type Open,
+  OpenSchema,
   type Ping,
   type Pong,
   ProtocolVersion,
@@ -15,7 +18,9 @@ export {
   type Reset,
   ResetCode,
   type ResponseHead,
+  ResponseHeadSchema,
   type Welcome,
+  WelcomeSchema,
   type WindowUpdate,
 } from './gen/pullplane/tunnel/v1/tunnel_pb.js';
 export {

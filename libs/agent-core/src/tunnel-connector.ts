@@ -1,0 +1,250 @@
+import { EventEmitter } from 'node:events';
+import { type ChannelCredentials, Client, type ClientDuplexStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  AGENT_TUNNEL_CONNECT_PATH,
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  frame,
+  PROTOCOL_VERSION_MAX,
+  PROTOCOL_VERSION_MIN,
+  type Welcome,
+} from '@pullplane/proto';
+import { duplexFrameSink, type LogicalStream, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+
+export interface TunnelConnectorOptions {
+  agentName: string;
+  agentVersion: string;
+  /** host:port of the gateway (usually a Service in front of several replicas). */
+  target: string;
+  credentials: ChannelCredentials;
+  /** Per-connection metadata: a bearer token, or nothing (mTLS / mesh identity). */
+  metadata?: () => Metadata | Promise<Metadata>;
+  /** TLS server name override (e.g. when dialling an IP). */
+  serverNameOverride?: string;
+  heartbeatIntervalMs: number;
+  /** HTTP/2 keepalive pings; 0 disables them. Meshes ignore them, hence the heartbeats. */
+  keepAlivePingIntervalMs: number;
+  capabilities: string[];
+  onStream: (stream: LogicalStream) => void;
+  logger: Logger;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  welcomeTimeoutMs?: number;
+}
+
+type SessionEnd = { connected: boolean; goaway: boolean; reason: string; fatal?: boolean };
+
+export interface ConnectorEvents {
+  connected: [Welcome];
+  disconnected: [string];
+}
+
+/**
+ * Keeps one tunnel to the gateway open: dials out, says Hello, serves streams, sends
+ * heartbeats, and reconnects with exponential backoff and full jitter. A GoAway makes it
+ * dial a fresh connection at once while the old one finishes its in-flight streams.
+ */
+export class TunnelConnector extends EventEmitter<ConnectorEvents> {
+  private stopped = true;
+  private loop: Promise<void> | undefined;
+  private current: { mux: Multiplexer; call: ClientDuplexStream<Frame, Frame>; client: Client } | undefined;
+  private readonly draining = new Set<{ call: ClientDuplexStream<Frame, Frame>; client: Client }>();
+  private welcome: Welcome | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly opts: TunnelConnectorOptions) {
+    super();
+  }
+
+  get connected(): boolean {
+    return this.current !== undefined && this.welcome !== undefined;
+  }
+
+  get session(): Welcome | undefined {
+    return this.welcome;
+  }
+
+  get activeStreams(): number {
+    return this.current?.mux.activeStreams ?? 0;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    const cur = this.current;
+    if (cur) {
+      cur.mux.close(new TunnelError(TunnelErrorCode.UNAVAILABLE, 'agent shutting down'));
+      cur.call.end();
+      cur.client.close();
+    }
+    for (const d of this.draining) {
+      d.call.cancel();
+      d.client.close();
+    }
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const initial = this.opts.backoffInitialMs ?? 500;
+    const cap = this.opts.backoffMaxMs ?? 30_000;
+    let attempt = 0;
+    while (!this.stopped) {
+      const end = await this.session_().catch(
+        (err: unknown): SessionEnd => ({ connected: false, goaway: false, reason: String(err) }),
+      );
+      if (this.stopped) break;
+      this.emit('disconnected', end.reason);
+      if (end.connected) attempt = 0;
+      if (end.goaway) continue;
+      // Full jitter: a whole fleet reconnecting after a gateway loss spreads out.
+      const delay = Math.random() * Math.min(cap, initial * 2 ** attempt);
+      attempt++;
+      this.opts.logger[end.connected ? 'info' : 'warn'](
+        { reason: end.reason, retryInMs: Math.round(delay) },
+        end.connected ? 'tunnel closed; reconnecting' : 'could not connect to gateway; retrying',
+      );
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  }
+
+  private async session_(): Promise<SessionEnd> {
+    const o = this.opts;
+    const client = new Client(o.target, o.credentials, {
+      ...(o.serverNameOverride ? { 'grpc.ssl_target_name_override': o.serverNameOverride } : {}),
+      ...(o.keepAlivePingIntervalMs > 0
+        ? {
+            'grpc.keepalive_time_ms': o.keepAlivePingIntervalMs,
+            'grpc.keepalive_timeout_ms': 10_000,
+            'grpc.keepalive_permit_without_calls': 1,
+          }
+        : {}),
+      'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+      'grpc.initial_reconnect_backoff_ms': 250,
+    });
+    const md = (await o.metadata?.()) ?? new Metadata();
+    const call = client.makeBidiStreamRequest<Frame, Frame>(AGENT_TUNNEL_CONNECT_PATH, encodeFrame, decodeFrame, md);
+    call.on('error', () => undefined);
+    return new Promise<SessionEnd>((resolve) => {
+      let connected = false;
+      let settled = false;
+      let lastFrameAt = Date.now();
+      let lastPingAt = 0;
+      let heartbeat: NodeJS.Timeout | undefined;
+      const mux = new Multiplexer({ sink: duplexFrameSink(call), role: 'agent', onStream: o.onStream });
+      const finish = (end: SessionEnd) => {
+        clearInterval(heartbeat);
+        clearTimeout(welcomeTimer);
+        if (!settled) {
+          settled = true;
+          resolve(end);
+        }
+      };
+      const teardown = (reason: string) => {
+        mux.close(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason));
+        if (this.current?.call === call) {
+          this.current = undefined;
+          this.welcome = undefined;
+        }
+        client.close();
+        finish({ connected, goaway: false, reason });
+      };
+      const welcomeTimer = setTimeout(() => {
+        call.cancel();
+        teardown('gateway sent no Welcome in time');
+      }, o.welcomeTimeoutMs ?? 10_000);
+
+      call.on('data', (f: Frame) => {
+        lastFrameAt = Date.now();
+        if (!connected) {
+          if (f.kind.case !== 'welcome') {
+            call.cancel();
+            teardown(`gateway opened with ${f.kind.case ?? 'an empty'} frame instead of Welcome`);
+            return;
+          }
+          connected = true;
+          clearTimeout(welcomeTimer);
+          this.welcome = f.kind.value;
+          this.current = { mux, call, client };
+          o.logger.info(
+            { gateway: f.kind.value.gatewayId, session: f.kind.value.sessionId, protocol: f.kind.value.protocolVersion },
+            'tunnel established',
+          );
+          this.emit('connected', f.kind.value);
+          heartbeat = setInterval(() => {
+            // No frame at all since the previous ping: the stream is dead even if TCP is not.
+            if (lastPingAt > 0 && lastFrameAt < lastPingAt) {
+              o.logger.warn({ heartbeatIntervalMs: o.heartbeatIntervalMs }, 'gateway missed a heartbeat; reconnecting');
+              call.cancel();
+              teardown('missed heartbeat');
+              return;
+            }
+            lastPingAt = Date.now();
+            mux.ping();
+          }, o.heartbeatIntervalMs);
+          heartbeat.unref();
+          return;
+        }
+        mux.receive(f);
+      });
+      mux.on('goaway', (g) => {
+        o.logger.info({ reason: g.reason, drainMs: g.drainMs }, 'gateway asked us to move; reconnecting');
+        // Keep serving in-flight streams on the old tunnel while a new one is dialled.
+        const old = { call, client };
+        this.draining.add(old);
+        if (this.current?.call === call) {
+          this.current = undefined;
+          this.welcome = undefined;
+        }
+        clearInterval(heartbeat);
+        const closeOld = () => {
+          this.draining.delete(old);
+          mux.close(new TunnelError(TunnelErrorCode.GOING_AWAY, g.reason));
+          call.end();
+          client.close();
+        };
+        const deadline = Date.now() + g.drainMs;
+        const poll = setInterval(() => {
+          if (mux.activeStreams === 0 || Date.now() >= deadline || this.stopped) {
+            clearInterval(poll);
+            closeOld();
+          }
+        }, 50);
+        finish({ connected: true, goaway: true, reason: `goaway: ${g.reason}` });
+      });
+      call.on('error', (err: ServiceError) => {
+        const fatal = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
+        if (fatal) o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
+        if (err.code === status.FAILED_PRECONDITION) o.logger.error({ details: err.details }, 'protocol mismatch');
+        teardown(`${status[err.code] ?? err.code}: ${err.details}`);
+      });
+      call.on('end', () => teardown('gateway closed the tunnel'));
+      call.write(
+        frame({
+          case: 'hello',
+          value: {
+            minProtocolVersion: PROTOCOL_VERSION_MIN,
+            maxProtocolVersion: PROTOCOL_VERSION_MAX,
+            agentVersion: o.agentVersion,
+            agentName: o.agentName,
+            heartbeatIntervalMs: o.heartbeatIntervalMs,
+            capabilities: o.capabilities,
+          },
+        }),
+      );
+    });
+  }
+}

@@ -1,0 +1,13 @@
+export { decodePresence, presenceKey } from './codec.js';
+export { BusError, BusErrorCode } from './errors.js';
+export { createMemoryBus } from './memory-bus.js';
+export { connectNatsBus, DEFAULT_CONTROL_SUBJECT, DEFAULT_PRESENCE_BUCKET, type NatsBusOptions } from './nats-bus.js';
+export type {
+  Bus,
+  BusStatus,
+  ControlBus,
+  ControlEvent,
+  PresenceEvent,
+  PresenceRecord,
+  PresenceStore,
+} from './types.js';

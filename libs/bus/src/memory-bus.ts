@@ -1,0 +1,56 @@
+import { EventEmitter } from 'node:events';
+import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord } from './types.js';
+
+/**
+ * The embedded single-process bus: same contract as the NATS bus, nothing leaves the
+ * process. Listeners are called asynchronously, as they would be over the network.
+ */
+export function createMemoryBus(): Bus {
+  const records = new Map<string, PresenceRecord>();
+  const events = new EventEmitter<{ presence: [PresenceEvent]; control: [ControlEvent] }>();
+  events.setMaxListeners(0);
+  const emit = <K extends 'presence' | 'control'>(name: K, ev: K extends 'presence' ? PresenceEvent : ControlEvent) =>
+    queueMicrotask(() => (events.emit as (n: string, e: unknown) => boolean)(name, ev));
+  return {
+    kind: 'memory',
+    status: 'connected' as BusStatus,
+    presence: {
+      async put(record) {
+        records.set(record.agent, { ...record });
+        emit('presence', { type: 'put', record: { ...record } });
+      },
+      async remove(agent, sessionId) {
+        if (records.get(agent)?.sessionId !== sessionId) return;
+        records.delete(agent);
+        emit('presence', { type: 'delete', agent });
+      },
+      async get(agent) {
+        const r = records.get(agent);
+        return r && { ...r };
+      },
+      async list() {
+        return [...records.values()].map((r) => ({ ...r }));
+      },
+      async watch(listener) {
+        for (const record of records.values()) listener({ type: 'put', record: { ...record } });
+        events.on('presence', listener);
+        return () => events.off('presence', listener);
+      },
+    },
+    control: {
+      async publish(event) {
+        emit('control', event);
+      },
+      subscribe(listener) {
+        events.on('control', listener);
+        return () => events.off('control', listener);
+      },
+    },
+    onStatus() {
+      return () => undefined;
+    },
+    async close() {
+      events.removeAllListeners();
+    },
+  };
+}

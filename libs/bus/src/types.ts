@@ -1,0 +1,49 @@
+/** Which gateway holds an agent's tunnel, and how other replicas reach it. */
+export interface PresenceRecord {
+  agent: string;
+  gatewayId: string;
+  /** host:port of the gateway's internal listener (the proxy -> gateway hop). */
+  internalAddress: string;
+  /** Unique per tunnel: a reconnect yields a new session, which replaces the old one. */
+  sessionId: string;
+  connectedAt: string;
+  lastHeartbeat: string;
+  agentVersion: string;
+  protocolVersion: number;
+}
+
+export type PresenceEvent = { type: 'put'; record: PresenceRecord } | { type: 'delete'; agent: string };
+
+export interface PresenceStore {
+  put(record: PresenceRecord): Promise<void>;
+  /** Removes the agent's record only while it still names this session, so a stale
+   *  gateway cannot erase the presence a newer connection wrote. */
+  remove(agent: string, sessionId: string): Promise<void>;
+  get(agent: string): Promise<PresenceRecord | undefined>;
+  list(): Promise<PresenceRecord[]>;
+  /** Current records first (as puts), then changes. Returns a function that stops it. */
+  watch(listener: (event: PresenceEvent) => void): Promise<() => void>;
+}
+
+export type ControlEvent =
+  | { type: 'agent-revoked'; agent: string; reason: string }
+  | { type: 'agent-kicked'; agent: string; reason: string }
+  | { type: 'token-denied'; jti: string }
+  | { type: 'config-reload'; service?: string };
+
+export interface ControlBus {
+  publish(event: ControlEvent): Promise<void>;
+  subscribe(listener: (event: ControlEvent) => void): () => void;
+}
+
+export type BusStatus = 'connected' | 'disconnected';
+
+export interface Bus {
+  readonly kind: 'nats' | 'memory';
+  readonly presence: PresenceStore;
+  readonly control: ControlBus;
+  readonly status: BusStatus;
+  /** Called on every connect/disconnect; returns an unsubscribe function. */
+  onStatus(listener: (status: BusStatus) => void): () => void;
+  close(): Promise<void>;
+}

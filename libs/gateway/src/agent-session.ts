@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Frame } from '@pullplane/proto';
+import { duplexFrameSink, Multiplexer, type OpenInit, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+
+export interface AgentSessionInfo {
+  agent: string;
+  agentVersion: string;
+  protocolVersion: number;
+  heartbeatIntervalMs: number;
+  capabilities: string[];
+}
+
+export interface AgentSessionOptions {
+  maxChunkSize: number;
+  initialWindow: number;
+  /** The agent counts as dead after this long without any frame from it. */
+  idleTimeoutMs: number;
+  logger: Logger;
+  onHeartbeat: (session: AgentSession) => void;
+  onClosed: (session: AgentSession, reason: TunnelError) => void;
+}
+
+/**
+ * One connected agent: its tunnel call, the multiplexer over it, and liveness. The session
+ * ends when the call ends, when the agent goes silent, or when it is replaced or drained.
+ */
+export class AgentSession {
+  readonly sessionId = randomUUID();
+  readonly connectedAt = new Date();
+  lastHeartbeat = new Date();
+  readonly mux: Multiplexer;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private ended = false;
+  private readonly log: Logger;
+
+  constructor(
+    readonly info: AgentSessionInfo,
+    private readonly call: ServerDuplexStream<Frame, Frame>,
+    private readonly opts: AgentSessionOptions,
+  ) {
+    this.log = opts.logger.child({ agent: info.agent, session: this.sessionId });
+    this.mux = new Multiplexer({
+      sink: duplexFrameSink(call),
+      role: 'gateway',
+      maxChunkSize: opts.maxChunkSize,
+      initialWindow: opts.initialWindow,
+    });
+    this.mux.on('ping', () => {
+      this.lastHeartbeat = new Date();
+      opts.onHeartbeat(this);
+    });
+    this.mux.on('protocol-error', (msg) => this.log.warn({ reason: msg }, 'agent protocol error'));
+    call.on('data', (f: Frame) => {
+      this.armIdleTimer();
+      this.mux.receive(f);
+    });
+    call.on('end', () => this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)));
+    call.on('error', (err: Error) =>
+      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} tunnel failed: ${err.message}`)),
+    );
+    call.on('cancelled', () =>
+      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)),
+    );
+    this.armIdleTimer();
+    call.resume();
+  }
+
+  get agent(): string {
+    return this.info.agent;
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /** Opens a logical stream to the agent. Throws a TunnelError when that is impossible. */
+  open(init: OpenInit): TunnelStream {
+    if (this.ended) throw new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} is not connected`);
+    return this.mux.open(init);
+  }
+
+  /**
+   * Stops new streams and lets in-flight ones finish, up to `drainMs`; then the tunnel is
+   * closed. The agent is told with a GoAway so it reconnects (elsewhere) at once.
+   */
+  async drain(reason: string, drainMs: number): Promise<void> {
+    if (this.ended) return;
+    this.mux.goAway(reason, drainMs);
+    const deadline = Date.now() + drainMs;
+    while (this.mux.activeStreams > 0 && Date.now() < deadline && !this.ended) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    this.end(new TunnelError(TunnelErrorCode.GOING_AWAY, reason));
+  }
+
+  end(reason: TunnelError): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.idleTimer);
+    this.mux.close(reason);
+    if (!this.call.writableEnded) this.call.end();
+    this.opts.onClosed(this, reason);
+  }
+
+  private armIdleTimer(): void {
+    // Refreshing on every frame would churn timers under load; refresh at most every second.
+    const now = Date.now();
+    if (this.idleTimer && now - this.lastFrameAt < 1_000) return;
+    this.lastFrameAt = now;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.log.warn({ idleTimeoutMs: this.opts.idleTimeoutMs }, 'agent missed its heartbeats; closing tunnel');
+      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} missed its heartbeats`));
+    }, this.opts.idleTimeoutMs + 1_000);
+    this.idleTimer.unref();
+  }
+
+  private lastFrameAt = 0;
+}

@@ -1,0 +1,119 @@
+import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { type Frame, frame, type Open } from '@pullplane/proto';
+import { isTunnelError, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+import { type Authenticator, callContext } from './caller-auth.js';
+import type { GatewayMetrics } from './metrics.js';
+
+type Call = ServerDuplexStream<Frame, Frame>;
+
+export interface ForwardServiceOptions {
+  gatewayId: string;
+  authenticate: Authenticator;
+  /** Opens a logical stream to an agent held here, or throws a TunnelError (NOT_FOUND…). */
+  openLocal: (agent: string, open: Open) => TunnelStream;
+  logger: Logger;
+  metrics: GatewayMetrics;
+}
+
+const sendReset = (call: Call, err: TunnelError) => {
+  if (call.writableEnded || call.destroyed) return;
+  call.write(frame({ case: 'reset', value: { streamId: 1, code: err.resetCode, message: err.message } }));
+  call.end();
+};
+
+/**
+ * GatewayForward.Forward: a proxy replica's request for an agent held here. One gRPC call
+ * per logical stream; HTTP/2 flow control on this hop and the tunnel's credit on the next
+ * are chained by pausing whichever side is ahead.
+ */
+export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) => void {
+  return (call) => {
+    void (async () => {
+      const auth = await opts.authenticate(callContext(call));
+      if (!auth.ok) {
+        opts.logger.warn({ code: auth.code, reason: auth.reason, remote: call.getPeer() }, 'internal caller rejected');
+        call.emit('error', { code: status.UNAUTHENTICATED, details: auth.reason });
+        return;
+      }
+      call.once('data', (first: Frame) => {
+        call.pause();
+        if (first.kind.case !== 'open' || !first.kind.value.agent) {
+          call.emit('error', { code: status.INVALID_ARGUMENT, details: 'first frame must be Open with an agent' });
+          return;
+        }
+        bridge(call, first.kind.value, opts);
+      });
+    })().catch((err: unknown) => {
+      opts.logger.error({ err: String(err) }, 'forward handler failed');
+      call.emit('error', { code: status.INTERNAL, details: 'forward handler failed' });
+    });
+  };
+}
+
+function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
+  let stream: TunnelStream;
+  try {
+    stream = opts.openLocal(open.agent, open);
+  } catch (err) {
+    const e = isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err));
+    opts.metrics.forwardRejected.inc({ code: e.code });
+    sendReset(call, e);
+    return;
+  }
+  opts.metrics.forwardedStreams.inc();
+  call.write(frame({ case: 'accepted', value: { gatewayId: opts.gatewayId } }));
+
+  // proxy -> agent
+  call.on('data', (f: Frame) => {
+    switch (f.kind.case) {
+      case 'data':
+        if (!stream.write(f.kind.value.chunk)) {
+          call.pause();
+          stream.once('drain', () => call.resume());
+        }
+        return;
+      case 'end':
+        stream.end();
+        return;
+      case 'reset':
+        stream.reset(TunnelError.fromReset(f.kind.value.code, f.kind.value.message).code, f.kind.value.message);
+        return;
+      default:
+        stream.reset(TunnelErrorCode.PROTOCOL, `unexpected ${f.kind.case} frame from proxy`);
+    }
+  });
+  // The proxy went away: the agent must stop working on it too.
+  const abandon = () => {
+    if (!stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'requester went away');
+  };
+  call.on('cancelled', abandon);
+  call.on('error', abandon);
+  call.resume();
+
+  // agent -> proxy
+  stream
+    .responseHead()
+    .then((head) => {
+      if (call.writableEnded) return;
+      call.write(frame({ case: 'responseHead', value: head }));
+      stream.on('data', (chunk: Buffer) => {
+        if (!call.write(frame({ case: 'data', value: { streamId: 1, chunk } }))) {
+          stream.pause();
+          call.once('drain', () => stream.resume());
+        }
+      });
+      stream.on('end', () => {
+        if (call.writableEnded) return;
+        call.write(frame({ case: 'end', value: { streamId: 1 } }));
+        call.end();
+      });
+    })
+    .catch(() => undefined);
+  stream.on('close', () => {
+    const err = stream.errored;
+    if (err && !call.writableEnded) {
+      sendReset(call, isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, err.message));
+    }
+  });
+}

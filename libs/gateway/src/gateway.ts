@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { Server } from '@grpc/grpc-js';
+import type { Bus } from '@pullplane/bus';
+import { agentTunnelService, gatewayForwardService, type Open } from '@pullplane/proto';
+import { type OpenInit, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { AgentSession } from './agent-session.js';
+import type { Authenticator } from './caller-auth.js';
+import { createForwardHandler } from './forward-service.js';
+import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { SessionRegistry } from './session-registry.js';
+import { createTunnelHandler } from './tunnel-service.js';
+
+export interface ListenerConfig {
+  host: string;
+  port: number;
+  tls?: ListenerTls;
+}
+
+export interface GatewayOptions {
+  gatewayId?: string;
+  bus: Bus;
+  logger: Logger;
+  registry: Registry;
+  /** Where agents connect. */
+  agentListener: ListenerConfig;
+  /** Where proxy replicas reach this gateway; omitted in single-process mode. */
+  internalListener?: ListenerConfig;
+  /** Host other replicas use to reach the internal listener (pod IP). */
+  advertiseHost: string;
+  authenticateAgent: Authenticator;
+  authenticateInternal: Authenticator;
+  maxChunkSize: number;
+  initialWindow: number;
+  drainTimeoutMs: number;
+  presenceRefreshMs: number;
+  helloTimeoutMs?: number;
+  minIdleTimeoutMs?: number;
+}
+
+export function defaultGatewayId(): string {
+  return `${os.hostname()}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The stream gateway: holds agent tunnels and serves logical streams over them. */
+export class Gateway {
+  readonly gatewayId: string;
+  private readonly registry: SessionRegistry;
+  private readonly metrics: GatewayMetrics;
+  private readonly server: Server;
+  private agentListener: GrpcListener | undefined;
+  private internalListener: GrpcListener | undefined;
+  private accepting = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly opts: GatewayOptions) {
+    this.gatewayId = opts.gatewayId ?? defaultGatewayId();
+    this.metrics = createGatewayMetrics(opts.registry, () => this.registry.size);
+    this.registry = new SessionRegistry({
+      bus: opts.bus,
+      gatewayId: this.gatewayId,
+      internalAddress: () => this.internalAddress,
+      logger: opts.logger,
+      presenceRefreshMs: opts.presenceRefreshMs,
+      replaceDrainMs: Math.min(opts.drainTimeoutMs, 5_000),
+    });
+    this.server = new Server({
+      // Agents send HTTP/2 keepalive pings; allow them without data so the server does not
+      // answer with ENHANCE_YOUR_CALM and cut the tunnel.
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+      'grpc-node.max_session_memory': 256,
+    });
+    this.server.addService(agentTunnelService, {
+      connect: createTunnelHandler({
+        gatewayId: this.gatewayId,
+        authenticate: opts.authenticateAgent,
+        logger: opts.logger,
+        metrics: this.metrics,
+        maxChunkSize: opts.maxChunkSize,
+        initialWindow: opts.initialWindow,
+        helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
+        minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
+        isAccepting: () => this.accepting,
+        onSession: (s) => this.registry.add(s),
+        sessionHooks: {
+          onHeartbeat: (s) => this.registry.heartbeat(s),
+          onClosed: (s, reason) => this.onSessionClosed(s, reason),
+        },
+      }),
+    });
+    this.server.addService(gatewayForwardService, {
+      forward: createForwardHandler({
+        gatewayId: this.gatewayId,
+        authenticate: opts.authenticateInternal,
+        openLocal: (agent, open) => this.openLocal(agent, open),
+        logger: opts.logger.child({ component: 'forward' }),
+        metrics: this.metrics,
+      }),
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.internalListener) {
+      this.internalListener = await startGrpcListener(this.server, {
+        name: 'internal',
+        logger: this.opts.logger,
+        ...this.opts.internalListener,
+      });
+    }
+    await this.registry.start();
+    this.agentListener = await startGrpcListener(this.server, {
+      name: 'agents',
+      logger: this.opts.logger,
+      ...this.opts.agentListener,
+    });
+    this.accepting = true;
+  }
+
+  get agentPort(): number {
+    return this.agentListener?.port ?? 0;
+  }
+
+  get internalPort(): number {
+    return this.internalListener?.port ?? 0;
+  }
+
+  get internalAddress(): string {
+    if (!this.internalListener) return '';
+    const host = this.opts.advertiseHost.includes(':') ? `[${this.opts.advertiseHost}]` : this.opts.advertiseHost;
+    return `${host}:${this.internalListener.port}`;
+  }
+
+  get ready(): boolean {
+    return this.accepting && this.opts.bus.status === 'connected';
+  }
+
+  sessions(): AgentSession[] {
+    return this.registry.all();
+  }
+
+  session(agent: string): AgentSession | undefined {
+    return this.registry.get(agent);
+  }
+
+  /** Opens a logical stream to an agent whose tunnel this gateway holds. */
+  openLocal(agent: string, open: OpenInit | Open): TunnelStream {
+    const session = this.registry.get(agent);
+    if (!session) throw new TunnelError(TunnelErrorCode.NOT_FOUND, `agent ${agent} is not connected to gateway ${this.gatewayId}`);
+    const { streamId: _ignored, agent: _agent, $typeName: _t, ...init } = open as Open;
+    this.metrics.localStreams.inc();
+    return session.open({ ...init, agent: '' });
+  }
+
+  /** Disconnects an agent (revocation, admin kick). */
+  kick(agent: string, reason: string): boolean {
+    const session = this.registry.get(agent);
+    if (!session) return false;
+    session.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason));
+    return true;
+  }
+
+  /**
+   * Graceful stop: refuse new agents, tell connected ones to go elsewhere (GoAway), let
+   * in-flight streams finish up to the drain timeout, then close everything.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.accepting = false;
+      const drainMs = this.opts.drainTimeoutMs;
+      this.opts.logger.info({ agents: this.registry.size, drainMs }, 'gateway draining');
+      await Promise.all(this.registry.all().map((s) => s.drain('gateway is shutting down', drainMs)));
+      this.registry.stop();
+      await Promise.all([this.agentListener?.close(1_000), this.internalListener?.close(drainMs)]);
+      this.server.forceShutdown();
+      this.opts.logger.info('gateway stopped');
+    })();
+    return this.stopping;
+  }
+
+  private onSessionClosed(session: AgentSession, reason: TunnelError): void {
+    this.opts.logger.info({ agent: session.agent, session: session.sessionId, reason: reason.message }, 'agent tunnel closed');
+    this.registry.removed(session);
+  }
+}

@@ -1,0 +1,100 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+
+export interface ListenerTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** CA bundle that client certificates must chain to. */
+  ca?: string | Buffer;
+  /** Reject connections without a valid client certificate (mTLS). */
+  requireClientCert: boolean;
+}
+
+export interface GrpcListenerOptions {
+  name: string;
+  host: string;
+  port: number;
+  tls?: ListenerTls;
+  logger: Logger;
+}
+
+export interface GrpcListener {
+  readonly port: number;
+  readonly address: string;
+  /** Stops accepting; open HTTP/2 sessions get `graceMs` before they are cut. */
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * Accepts TCP/TLS ourselves and hands authorised sockets to grpc-js. Owning the TLS
+ * handshake lets us log why a client certificate was refused (expired, unknown CA, none),
+ * which grpc-js would drop silently; grpc-js still sees an authorised TLSSocket and exposes
+ * the peer certificate through call.getAuthContext().
+ */
+export async function startGrpcListener(server: Server, opts: GrpcListenerOptions): Promise<GrpcListener> {
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const log = opts.logger.child({ listener: opts.name });
+  let netServer: net.Server;
+  if (opts.tls) {
+    const t = opts.tls;
+    const tlsServer = tls.createServer({
+      cert: t.cert,
+      key: t.key,
+      ...(t.ca ? { ca: t.ca } : {}),
+      requestCert: t.requireClientCert,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['h2'],
+      minVersion: 'TLSv1.2',
+    });
+    tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
+      if (t.requireClientCert && !socket.authorized) {
+        const peer = socket.getPeerCertificate();
+        const presented = peer && Object.keys(peer).length > 0;
+        log.warn(
+          {
+            remote: `${socket.remoteAddress}:${socket.remotePort}`,
+            reason: presented ? String(socket.authorizationError) : 'no client certificate presented',
+            subject: presented ? peer.subject?.CN : undefined,
+            validTo: presented ? peer.valid_to : undefined,
+          },
+          'rejected TLS client: client certificate not accepted',
+        );
+        socket.destroy();
+        return;
+      }
+      injector.injectConnection(socket);
+    });
+    tlsServer.on('tlsClientError', (err, socket) => {
+      log.warn({ remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: err.message }, 'TLS handshake failed');
+    });
+    netServer = tlsServer;
+  } else {
+    netServer = net.createServer((socket) => injector.injectConnection(socket));
+  }
+  netServer.on('error', (err) => log.error({ err: err.message }, 'listener error'));
+  await new Promise<void>((resolve, reject) => {
+    netServer.once('error', reject);
+    netServer.listen(opts.port, opts.host, () => {
+      netServer.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = netServer.address() as net.AddressInfo;
+  log.info({ host: opts.host, port: addr.port, tls: Boolean(opts.tls) }, 'listening');
+  return {
+    port: addr.port,
+    address: `${opts.host}:${addr.port}`,
+    async close(graceMs) {
+      await new Promise<void>((resolve) => {
+        netServer.close(() => resolve());
+        injector.drain(graceMs);
+        setTimeout(() => {
+          injector.destroy();
+          resolve();
+        }, graceMs + 50).unref();
+      });
+    },
+  };
+}

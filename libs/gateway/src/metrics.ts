@@ -1,0 +1,46 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface GatewayMetrics {
+  connectedAgents: Gauge;
+  authFailures: Counter<'code'>;
+  forwardedStreams: Counter;
+  forwardRejected: Counter<'code'>;
+  localStreams: Counter;
+}
+
+function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[] = []): Counter<L> {
+  return (registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+}
+
+/** Metrics are looked up before creation: the all-in-one mode shares one registry. */
+export function createGatewayMetrics(registry: Registry, sessions: () => number): GatewayMetrics {
+  const name = 'pullplane_gateway_connected_agents';
+  const connectedAgents =
+    (registry.getSingleMetric(name) as Gauge | undefined) ??
+    new Gauge({
+      name,
+      help: 'Agents whose tunnel this gateway holds.',
+      registers: [registry],
+      collect() {
+        this.set(sessions());
+      },
+    });
+  return {
+    connectedAgents,
+    authFailures: counter(registry, 'pullplane_gateway_auth_failures_total', 'Rejected agent connections by reason.', [
+      'code',
+    ]),
+    forwardedStreams: counter(
+      registry,
+      'pullplane_gateway_forwarded_streams_total',
+      'Logical streams opened for proxy replicas over the internal listener.',
+    ),
+    forwardRejected: counter(
+      registry,
+      'pullplane_gateway_forward_rejected_total',
+      'Forward requests refused (agent not here, tunnel full…).',
+      ['code'],
+    ),
+    localStreams: counter(registry, 'pullplane_gateway_local_streams_total', 'Logical streams opened in-process.'),
+  };
+}

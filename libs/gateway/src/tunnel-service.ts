@@ -1,0 +1,133 @@
+import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { type Frame, frame, type Hello, negotiateVersion } from '@pullplane/proto';
+import type { Logger } from 'pino';
+import { AgentSession, type AgentSessionOptions } from './agent-session.js';
+import { type Authenticator, callContext } from './caller-auth.js';
+import type { GatewayMetrics } from './metrics.js';
+
+export interface TunnelServiceOptions {
+  gatewayId: string;
+  authenticate: Authenticator;
+  logger: Logger;
+  metrics: GatewayMetrics;
+  maxChunkSize: number;
+  initialWindow: number;
+  /** How long a freshly connected agent has to send its Hello. */
+  helloTimeoutMs: number;
+  /** Floor for the idle timeout; the timeout is three heartbeat intervals above that. */
+  minIdleTimeoutMs: number;
+  isAccepting: () => boolean;
+  onSession: (session: AgentSession) => void;
+  sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed'>;
+}
+
+type Call = ServerDuplexStream<Frame, Frame>;
+
+function fail(call: Call, code: status, details: string): void {
+  call.emit('error', { code, details, name: 'TunnelRejected', message: details });
+}
+
+/** AgentTunnel.Connect: authenticate, negotiate the protocol, then run the session. */
+export function createTunnelHandler(opts: TunnelServiceOptions): (call: Call) => void {
+  return (call) => {
+    void accept(call, opts).catch((err: unknown) => {
+      opts.logger.error({ err: String(err) }, 'tunnel handshake failed');
+      fail(call, status.INTERNAL, 'tunnel handshake failed');
+    });
+  };
+}
+
+async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
+  const ctx = callContext(call);
+  const log = opts.logger.child({ remote: ctx.remote });
+  if (!opts.isAccepting()) {
+    fail(call, status.UNAVAILABLE, 'gateway is shutting down; reconnect to another replica');
+    return;
+  }
+  const auth = await opts.authenticate(ctx);
+  if (!auth.ok) {
+    opts.metrics.authFailures.inc({ code: auth.code });
+    log.warn({ code: auth.code, reason: auth.reason }, 'agent authentication failed');
+    fail(call, status.UNAUTHENTICATED, `authentication failed: ${auth.reason}`);
+    return;
+  }
+  const agent = auth.identity;
+  const hello = await readHello(call, opts.helloTimeoutMs);
+  if (!hello) {
+    log.warn({ agent }, 'agent did not open with a Hello frame');
+    fail(call, status.INVALID_ARGUMENT, `expected a Hello frame first, within ${opts.helloTimeoutMs} ms`);
+    return;
+  }
+  if (hello.agentName && hello.agentName !== agent) {
+    log.warn({ agent, claimed: hello.agentName }, 'agent name does not match its authenticated identity');
+    fail(
+      call,
+      status.PERMISSION_DENIED,
+      `agent calls itself "${hello.agentName}" but authenticated as "${agent}"`,
+    );
+    return;
+  }
+  const version = negotiateVersion(hello.minProtocolVersion, hello.maxProtocolVersion);
+  if (!version.ok) {
+    log.warn({ agent, reason: version.message }, 'protocol negotiation failed');
+    fail(call, status.FAILED_PRECONDITION, version.message);
+    return;
+  }
+  const heartbeatIntervalMs = hello.heartbeatIntervalMs;
+  const session = new AgentSession(
+    {
+      agent,
+      agentVersion: hello.agentVersion,
+      protocolVersion: version.version,
+      heartbeatIntervalMs,
+      capabilities: hello.capabilities,
+    },
+    call,
+    {
+      maxChunkSize: opts.maxChunkSize,
+      initialWindow: opts.initialWindow,
+      idleTimeoutMs: Math.max(opts.minIdleTimeoutMs, heartbeatIntervalMs * 3),
+      logger: opts.logger,
+      ...opts.sessionHooks,
+    },
+  );
+  call.write(
+    frame({
+      case: 'welcome',
+      value: {
+        protocolVersion: version.version,
+        gatewayId: opts.gatewayId,
+        sessionId: session.sessionId,
+        maxChunkSize: opts.maxChunkSize,
+        initialWindow: opts.initialWindow,
+      },
+    }),
+  );
+  log.info(
+    { agent, session: session.sessionId, agentVersion: hello.agentVersion, protocol: version.version },
+    'agent connected',
+  );
+  opts.onSession(session);
+}
+
+function readHello(call: Call, timeoutMs: number): Promise<Hello | undefined> {
+  return new Promise((resolve) => {
+    const done = (h: Hello | undefined) => {
+      clearTimeout(timer);
+      call.off('data', onData);
+      call.off('end', onEnd);
+      call.off('error', onEnd);
+      resolve(h);
+    };
+    const onData = (f: Frame) => {
+      // Hold further frames until the session attaches its own reader.
+      call.pause();
+      done(f.kind.case === 'hello' ? f.kind.value : undefined);
+    };
+    const onEnd = () => done(undefined);
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    call.once('data', onData);
+    call.once('end', onEnd);
+    call.once('error', onEnd);
+  });
+}

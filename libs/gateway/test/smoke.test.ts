@@ -1,0 +1,85 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
+import { credentials } from '@grpc/grpc-js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from '@pullplane/agent-core';
+import { createMemoryBus } from '@pullplane/bus';
+import { AgentRouter } from '@pullplane/router';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, expect, it } from 'vitest';
+import { Gateway } from '../src/index.js';
+
+const logger = pino({ level: 'silent' });
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend', async () => {
+  const backend = http.createServer((req, res) => {
+    res.setHeader('x-seen-auth', String(req.headers.authorization ?? 'none'));
+    res.end(`hello ${req.method} ${req.url}`);
+  });
+  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+  cleanups.push(() => backend.close());
+  const bus = createMemoryBus();
+  const gateway = new Gateway({
+    bus,
+    logger,
+    registry: new Registry(),
+    agentListener: { host: '127.0.0.1', port: 0 },
+    internalListener: { host: '127.0.0.1', port: 0 },
+    advertiseHost: '127.0.0.1',
+    authenticateAgent: (ctx) => {
+      const v = ctx.metadata.get('x-agent')[0];
+      return typeof v === 'string' ? { ok: true, identity: v } : { ok: false, code: 'MISSING', reason: 'no x-agent' };
+    },
+    authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
+    maxChunkSize: 64 * 1024,
+    initialWindow: 256 * 1024,
+    drainTimeoutMs: 2000,
+    presenceRefreshMs: 30_000,
+  });
+  await gateway.start();
+  cleanups.push(() => gateway.stop());
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(
+    { name: 'c', server: `http://127.0.0.1:${(backend.address() as AddressInfo).port}`, skipTLSVerify: true },
+    { name: 'u', token: 'agent-token' },
+  );
+  const { Metadata } = await import('@grpc/grpc-js');
+  const agent = new Agent({
+    agentName: 'agent-a',
+    agentVersion: 'test',
+    target: `127.0.0.1:${gateway.agentPort}`,
+    credentials: credentials.createInsecure(),
+    metadata: () => {
+      const md = new Metadata();
+      md.set('x-agent', 'agent-a');
+      return md;
+    },
+    heartbeatIntervalMs: 1000,
+    keepAlivePingIntervalMs: 0,
+    kubeConfig: kc,
+    enableResourceProxy: true,
+    logger,
+  });
+  agent.start();
+  cleanups.push(() => agent.stop());
+  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure() });
+  await router.start();
+  cleanups.push(() => router.stop());
+  await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
+  const s = router.open('agent-a', {
+    head: { case: 'http', value: { method: 'GET', path: '/api/v1/pods', headers: [{ name: 'Authorization', value: 'Bearer caller' }] } },
+  });
+  const head = await s.responseHead();
+  expect(head.status).toBe(200);
+  expect(head.headers.find((h) => h.name.toLowerCase() === 'x-seen-auth')?.value).toBe('Bearer agent-token');
+  expect(await text(s)).toBe('hello GET /api/v1/pods');
+  expect(() => router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } })).toThrow(
+    /Agent is not connected/,
+  );
+});
