@@ -6,7 +6,9 @@ const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: 'inherit'
 run('npm', ['run', '--silent', 'proto:generate']);
 const diff = execFileSync('git', ['status', '--porcelain', '--', 'libs/proto/src/gen'], { encoding: 'utf8' });
 if (diff.trim() !== '') {
-  console.error('Generated protobuf code is out of date. Run `npm run proto:generate` and commit:\n' + diff);
+  console.error(
+    `Generated protobuf code is out of date. Run \`npm run proto:generate\` and commit:\n${diff}`,
+  );
   process.exit(1);
 }
 console.log('proto: generated code matches proto/');

@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import { createKubeForwarder } from './kube-forwarder.js';
 import { TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';
 
-export interface AgentOptions
-  extends Omit<TunnelConnectorOptions, 'onStream' | 'capabilities' | 'logger'> {
+export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 'capabilities' | 'logger'> {
   logger: Logger;
   /** The local cluster; requests for it are refused when absent or disabled. */
   kubeConfig?: KubeConfig;
@@ -22,7 +21,10 @@ export class Agent {
   constructor(private readonly opts: AgentOptions) {
     this.kube =
       opts.enableResourceProxy && opts.kubeConfig
-        ? createKubeForwarder({ kubeConfig: opts.kubeConfig, logger: opts.logger.child({ component: 'kube' }) })
+        ? createKubeForwarder({
+            kubeConfig: opts.kubeConfig,
+            logger: opts.logger.child({ component: 'kube' }),
+          })
         : undefined;
     const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];
     this.connector = new TunnelConnector({
@@ -62,7 +64,10 @@ export class Agent {
     }
     const handler = kind ? this.opts.handlers?.[kind] : undefined;
     if (!handler) {
-      stream.reset(TunnelErrorCode.REFUSED, `agent ${this.opts.agentName} does not serve ${kind ?? 'empty'} requests`);
+      stream.reset(
+        TunnelErrorCode.REFUSED,
+        `agent ${this.opts.agentName} does not serve ${kind ?? 'empty'} requests`,
+      );
       return;
     }
     handler(stream);

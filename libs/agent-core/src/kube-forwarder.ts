@@ -21,7 +21,14 @@ const STRIPPED_REQUEST = new Set([
   'cookie',
   'content-length',
 ]);
-const STRIPPED_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'set-cookie']);
+const STRIPPED_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'trailer',
+  'upgrade',
+  'set-cookie',
+]);
 
 export interface KubeForwarderOptions {
   kubeConfig: KubeConfig;
@@ -83,7 +90,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): (stream: Logica
         }
         stream.respond(res.statusCode ?? 502, out);
         pipeline(res, stream, (err) => {
-          if (err && !stream.destroyed) stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
+          if (err && !stream.destroyed)
+            stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
         });
       });
       req.on('error', (err) => {

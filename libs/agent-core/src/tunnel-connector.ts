@@ -1,5 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { type ChannelCredentials, Client, type ClientDuplexStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  type ChannelCredentials,
+  Client,
+  type ClientDuplexStream,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
   decodeFrame,
@@ -10,7 +17,13 @@ import {
   PROTOCOL_VERSION_MIN,
   type Welcome,
 } from '@pullplane/proto';
-import { duplexFrameSink, type LogicalStream, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  type LogicalStream,
+  Multiplexer,
+  TunnelError,
+  TunnelErrorCode,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 
 export interface TunnelConnectorOptions {
@@ -136,7 +149,12 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       'grpc.initial_reconnect_backoff_ms': 250,
     });
     const md = (await o.metadata?.()) ?? new Metadata();
-    const call = client.makeBidiStreamRequest<Frame, Frame>(AGENT_TUNNEL_CONNECT_PATH, encodeFrame, decodeFrame, md);
+    const call = client.makeBidiStreamRequest<Frame, Frame>(
+      AGENT_TUNNEL_CONNECT_PATH,
+      encodeFrame,
+      decodeFrame,
+      md,
+    );
     call.on('error', () => undefined);
     return new Promise<SessionEnd>((resolve) => {
       let connected = false;
@@ -180,14 +198,21 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           this.welcome = f.kind.value;
           this.current = { mux, call, client };
           o.logger.info(
-            { gateway: f.kind.value.gatewayId, session: f.kind.value.sessionId, protocol: f.kind.value.protocolVersion },
+            {
+              gateway: f.kind.value.gatewayId,
+              session: f.kind.value.sessionId,
+              protocol: f.kind.value.protocolVersion,
+            },
             'tunnel established',
           );
           this.emit('connected', f.kind.value);
           heartbeat = setInterval(() => {
             // No frame at all since the previous ping: the stream is dead even if TCP is not.
             if (lastPingAt > 0 && lastFrameAt < lastPingAt) {
-              o.logger.warn({ heartbeatIntervalMs: o.heartbeatIntervalMs }, 'gateway missed a heartbeat; reconnecting');
+              o.logger.warn(
+                { heartbeatIntervalMs: o.heartbeatIntervalMs },
+                'gateway missed a heartbeat; reconnecting',
+              );
               call.cancel();
               teardown('missed heartbeat');
               return;
@@ -228,7 +253,8 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       call.on('error', (err: ServiceError) => {
         const fatal = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
         if (fatal) o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
-        if (err.code === status.FAILED_PRECONDITION) o.logger.error({ details: err.details }, 'protocol mismatch');
+        if (err.code === status.FAILED_PRECONDITION)
+          o.logger.error({ details: err.details }, 'protocol mismatch');
         teardown(`${status[err.code] ?? err.code}: ${err.details}`);
       });
       call.on('end', () => teardown('gateway closed the tunnel'));

@@ -30,13 +30,15 @@ export function encodeJson(value: unknown): Uint8Array {
 // Records written by another replica are validated: a corrupt entry must not poison routing.
 export function decodePresence(bytes: Uint8Array): PresenceRecord {
   const parsed = presenceSchema.safeParse(safeJson(bytes));
-  if (!parsed.success) throw new BusError(BusErrorCode.INVALID_RECORD, `invalid presence record: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid presence record: ${parsed.error.message}`);
   return parsed.data;
 }
 
 export function decodeControl(bytes: Uint8Array): ControlEvent {
   const parsed = controlSchema.safeParse(safeJson(bytes));
-  if (!parsed.success) throw new BusError(BusErrorCode.INVALID_RECORD, `invalid control event: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid control event: ${parsed.error.message}`);
   return parsed.data as ControlEvent;
 }
 

@@ -1,7 +1,12 @@
 export { decodePresence, presenceKey } from './codec.js';
 export { BusError, BusErrorCode } from './errors.js';
 export { createMemoryBus } from './memory-bus.js';
-export { connectNatsBus, DEFAULT_CONTROL_SUBJECT, DEFAULT_PRESENCE_BUCKET, type NatsBusOptions } from './nats-bus.js';
+export {
+  connectNatsBus,
+  DEFAULT_CONTROL_SUBJECT,
+  DEFAULT_PRESENCE_BUCKET,
+  type NatsBusOptions,
+} from './nats-bus.js';
 export type {
   Bus,
   BusStatus,

@@ -9,8 +9,10 @@ export function createMemoryBus(): Bus {
   const records = new Map<string, PresenceRecord>();
   const events = new EventEmitter<{ presence: [PresenceEvent]; control: [ControlEvent] }>();
   events.setMaxListeners(0);
-  const emit = <K extends 'presence' | 'control'>(name: K, ev: K extends 'presence' ? PresenceEvent : ControlEvent) =>
-    queueMicrotask(() => (events.emit as (n: string, e: unknown) => boolean)(name, ev));
+  const emit = <K extends 'presence' | 'control'>(
+    name: K,
+    ev: K extends 'presence' ? PresenceEvent : ControlEvent,
+  ) => queueMicrotask(() => (events.emit as (n: string, e: unknown) => boolean)(name, ev));
   return {
     kind: 'memory',
     status: 'connected' as BusStatus,

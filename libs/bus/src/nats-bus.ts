@@ -42,14 +42,23 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       maxPingOut: 2,
     });
   } catch (err) {
-    throw new BusError(BusErrorCode.CONNECT_FAILED, `cannot connect to NATS at ${String(opts.servers)}: ${String(err)}`, {
-      cause: err,
-    });
+    throw new BusError(
+      BusErrorCode.CONNECT_FAILED,
+      `cannot connect to NATS at ${String(opts.servers)}: ${String(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
 
   const bucketName = opts.bucket ?? DEFAULT_PRESENCE_BUCKET;
   const kvm = new Kvm(nc);
-  const kvOpts = { ttl: opts.presenceTtlMs ?? 90_000, replicas: opts.replicas ?? 1, history: 1, timeout: 2_000 };
+  const kvOpts = {
+    ttl: opts.presenceTtlMs ?? 90_000,
+    replicas: opts.replicas ?? 1,
+    history: 1,
+    timeout: 2_000,
+  };
   let kv: KV = await kvm.create(bucketName, kvOpts);
   let closed = false;
   let status: BusStatus = 'connected';
@@ -90,7 +99,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       async remove(agent: string, sessionId: string) {
         await withBucket(async (b) => {
           const entry = await b.get(presenceKey(agent));
-          if (!entry || entry.operation !== 'PUT') return;
+          if (entry?.operation !== 'PUT') return;
           let current: PresenceRecord;
           try {
             current = decodePresence(entry.value);
@@ -106,7 +115,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       },
       async get(agent: string) {
         const entry = await withBucket((b) => b.get(presenceKey(agent)));
-        if (!entry || entry.operation !== 'PUT') return undefined;
+        if (entry?.operation !== 'PUT') return undefined;
         return decodePresence(entry.value);
       },
       async list() {
@@ -114,7 +123,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
         const keys = await withBucket((b) => b.keys());
         for await (const key of keys) {
           const entry = await kv.get(key);
-          if (!entry || entry.operation !== 'PUT') continue;
+          if (entry?.operation !== 'PUT') continue;
           try {
             out.push(decodePresence(entry.value));
           } catch (err) {

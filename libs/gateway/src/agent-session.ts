@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { Frame } from '@pullplane/proto';
-import { duplexFrameSink, Multiplexer, type OpenInit, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  Multiplexer,
+  type OpenInit,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 
 export interface AgentSessionInfo {
@@ -56,9 +63,13 @@ export class AgentSession {
       this.armIdleTimer();
       this.mux.receive(f);
     });
-    call.on('end', () => this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)));
+    call.on('end', () =>
+      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)),
+    );
     call.on('error', (err: Error) =>
-      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} tunnel failed: ${err.message}`)),
+      this.end(
+        new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} tunnel failed: ${err.message}`),
+      ),
     );
     call.on('cancelled', () =>
       this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)),
@@ -77,7 +88,8 @@ export class AgentSession {
 
   /** Opens a logical stream to the agent. Throws a TunnelError when that is impossible. */
   open(init: OpenInit): TunnelStream {
-    if (this.ended) throw new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} is not connected`);
+    if (this.ended)
+      throw new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} is not connected`);
     return this.mux.open(init);
   }
 
@@ -111,7 +123,10 @@ export class AgentSession {
     this.lastFrameAt = now;
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      this.log.warn({ idleTimeoutMs: this.opts.idleTimeoutMs }, 'agent missed its heartbeats; closing tunnel');
+      this.log.warn(
+        { idleTimeoutMs: this.opts.idleTimeoutMs },
+        'agent missed its heartbeats; closing tunnel',
+      );
       this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} missed its heartbeats`));
     }, this.opts.idleTimeoutMs + 1_000);
     this.idleTimer.unref();

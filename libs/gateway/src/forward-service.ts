@@ -1,6 +1,6 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Open } from '@pullplane/proto';
-import { isTunnelError, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { type Authenticator, callContext } from './caller-auth.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -32,14 +32,20 @@ export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) 
     void (async () => {
       const auth = await opts.authenticate(callContext(call));
       if (!auth.ok) {
-        opts.logger.warn({ code: auth.code, reason: auth.reason, remote: call.getPeer() }, 'internal caller rejected');
+        opts.logger.warn(
+          { code: auth.code, reason: auth.reason, remote: call.getPeer() },
+          'internal caller rejected',
+        );
         call.emit('error', { code: status.UNAUTHENTICATED, details: auth.reason });
         return;
       }
       call.once('data', (first: Frame) => {
         call.pause();
         if (first.kind.case !== 'open' || !first.kind.value.agent) {
-          call.emit('error', { code: status.INVALID_ARGUMENT, details: 'first frame must be Open with an agent' });
+          call.emit('error', {
+            code: status.INVALID_ARGUMENT,
+            details: 'first frame must be Open with an agent',
+          });
           return;
         }
         bridge(call, first.kind.value, opts);
@@ -77,7 +83,10 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
         stream.end();
         return;
       case 'reset':
-        stream.reset(TunnelError.fromReset(f.kind.value.code, f.kind.value.message).code, f.kind.value.message);
+        stream.reset(
+          TunnelError.fromReset(f.kind.value.code, f.kind.value.message).code,
+          f.kind.value.message,
+        );
         return;
       default:
         stream.reset(TunnelErrorCode.PROTOCOL, `unexpected ${f.kind.case} frame from proxy`);

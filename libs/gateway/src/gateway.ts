@@ -3,7 +3,7 @@ import os from 'node:os';
 import { Server } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
 import { agentTunnelService, gatewayForwardService, type Open } from '@pullplane/proto';
-import { type OpenInit, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentSession } from './agent-session.js';
@@ -133,7 +133,9 @@ export class Gateway {
 
   get internalAddress(): string {
     if (!this.internalListener) return '';
-    const host = this.opts.advertiseHost.includes(':') ? `[${this.opts.advertiseHost}]` : this.opts.advertiseHost;
+    const host = this.opts.advertiseHost.includes(':')
+      ? `[${this.opts.advertiseHost}]`
+      : this.opts.advertiseHost;
     return `${host}:${this.internalListener.port}`;
   }
 
@@ -152,7 +154,11 @@ export class Gateway {
   /** Opens a logical stream to an agent whose tunnel this gateway holds. */
   openLocal(agent: string, open: OpenInit | Open): TunnelStream {
     const session = this.registry.get(agent);
-    if (!session) throw new TunnelError(TunnelErrorCode.NOT_FOUND, `agent ${agent} is not connected to gateway ${this.gatewayId}`);
+    if (!session)
+      throw new TunnelError(
+        TunnelErrorCode.NOT_FOUND,
+        `agent ${agent} is not connected to gateway ${this.gatewayId}`,
+      );
     const { streamId: _ignored, agent: _agent, $typeName: _t, ...init } = open as Open;
     this.metrics.localStreams.inc();
     return session.open({ ...init, agent: '' });
@@ -173,6 +179,8 @@ export class Gateway {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.accepting = false;
+      // Refuse new tunnels first, so agents told to move land on another replica.
+      this.agentListener?.stopAccepting();
       const drainMs = this.opts.drainTimeoutMs;
       this.opts.logger.info({ agents: this.registry.size, drainMs }, 'gateway draining');
       await Promise.all(this.registry.all().map((s) => s.drain('gateway is shutting down', drainMs)));
@@ -185,7 +193,10 @@ export class Gateway {
   }
 
   private onSessionClosed(session: AgentSession, reason: TunnelError): void {
-    this.opts.logger.info({ agent: session.agent, session: session.sessionId, reason: reason.message }, 'agent tunnel closed');
+    this.opts.logger.info(
+      { agent: session.agent, session: session.sessionId, reason: reason.message },
+      'agent tunnel closed',
+    );
     this.registry.removed(session);
   }
 }

@@ -23,6 +23,8 @@ export interface GrpcListenerOptions {
 export interface GrpcListener {
   readonly port: number;
   readonly address: string;
+  /** Refuses new connections; established ones (agent tunnels) carry on. */
+  stopAccepting(): void;
   /** Stops accepting; open HTTP/2 sessions get `graceMs` before they are cut. */
   close(graceMs: number): Promise<void>;
 }
@@ -67,7 +69,10 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
       injector.injectConnection(socket);
     });
     tlsServer.on('tlsClientError', (err, socket) => {
-      log.warn({ remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: err.message }, 'TLS handshake failed');
+      log.warn(
+        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: err.message },
+        'TLS handshake failed',
+      );
     });
     netServer = tlsServer;
   } else {
@@ -86,9 +91,12 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
   return {
     port: addr.port,
     address: `${opts.host}:${addr.port}`,
+    stopAccepting() {
+      if (netServer.listening) netServer.close();
+    },
     async close(graceMs) {
       await new Promise<void>((resolve) => {
-        netServer.close(() => resolve());
+        if (netServer.listening) netServer.close(() => resolve());
         injector.drain(graceMs);
         setTimeout(() => {
           injector.destroy();

@@ -8,8 +8,16 @@ export interface GatewayMetrics {
   localStreams: Counter;
 }
 
-function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[] = []): Counter<L> {
-  return (registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+function counter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: L[] = [],
+): Counter<L> {
+  return (
+    (registry.getSingleMetric(name) as Counter<L> | undefined) ??
+    new Counter({ name, help, labelNames, registers: [registry] })
+  );
 }
 
 /** Metrics are looked up before creation: the all-in-one mode shares one registry. */
@@ -27,9 +35,12 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
     });
   return {
     connectedAgents,
-    authFailures: counter(registry, 'pullplane_gateway_auth_failures_total', 'Rejected agent connections by reason.', [
-      'code',
-    ]),
+    authFailures: counter(
+      registry,
+      'pullplane_gateway_auth_failures_total',
+      'Rejected agent connections by reason.',
+      ['code'],
+    ),
     forwardedStreams: counter(
       registry,
       'pullplane_gateway_forwarded_streams_total',
@@ -41,6 +52,10 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
       'Forward requests refused (agent not here, tunnel full…).',
       ['code'],
     ),
-    localStreams: counter(registry, 'pullplane_gateway_local_streams_total', 'Logical streams opened in-process.'),
+    localStreams: counter(
+      registry,
+      'pullplane_gateway_local_streams_total',
+      'Logical streams opened in-process.',
+    ),
   };
 }

@@ -77,9 +77,11 @@ export class SessionRegistry {
   removed(session: AgentSession): void {
     if (this.sessions.get(session.agent) !== session) return;
     this.sessions.delete(session.agent);
-    this.opts.bus.presence.remove(session.agent, session.sessionId).catch((err: unknown) =>
-      this.opts.logger.warn({ agent: session.agent, err: String(err) }, 'could not remove presence'),
-    );
+    this.opts.bus.presence
+      .remove(session.agent, session.sessionId)
+      .catch((err: unknown) =>
+        this.opts.logger.warn({ agent: session.agent, err: String(err) }, 'could not remove presence'),
+      );
   }
 
   heartbeat(session: AgentSession): void {
@@ -113,7 +115,8 @@ export class SessionRegistry {
   private publishAll(reason?: string): void {
     if (reason) this.opts.logger.info({ agents: this.sessions.size, reason }, 'republishing presence');
     for (const s of this.sessions.values()) {
-      if (reason || Date.now() - (this.lastPut.get(s) ?? 0) >= this.opts.presenceRefreshMs / 2) this.publish(s);
+      if (reason || Date.now() - (this.lastPut.get(s) ?? 0) >= this.opts.presenceRefreshMs / 2)
+        this.publish(s);
     }
   }
 

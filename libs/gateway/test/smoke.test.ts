@@ -34,7 +34,9 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
     advertiseHost: '127.0.0.1',
     authenticateAgent: (ctx) => {
       const v = ctx.metadata.get('x-agent')[0];
-      return typeof v === 'string' ? { ok: true, identity: v } : { ok: false, code: 'MISSING', reason: 'no x-agent' };
+      return typeof v === 'string'
+        ? { ok: true, identity: v }
+        : { ok: false, code: 'MISSING', reason: 'no x-agent' };
     },
     authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
     maxChunkSize: 64 * 1024,
@@ -73,13 +75,20 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   cleanups.push(() => router.stop());
   await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
   const s = router.open('agent-a', {
-    head: { case: 'http', value: { method: 'GET', path: '/api/v1/pods', headers: [{ name: 'Authorization', value: 'Bearer caller' }] } },
+    head: {
+      case: 'http',
+      value: {
+        method: 'GET',
+        path: '/api/v1/pods',
+        headers: [{ name: 'Authorization', value: 'Bearer caller' }],
+      },
+    },
   });
   const head = await s.responseHead();
   expect(head.status).toBe(200);
   expect(head.headers.find((h) => h.name.toLowerCase() === 'x-seen-auth')?.value).toBe('Bearer agent-token');
   expect(await text(s)).toBe('hello GET /api/v1/pods');
-  expect(() => router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } })).toThrow(
-    /Agent is not connected/,
-  );
+  expect(() =>
+    router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } }),
+  ).toThrow(/Agent is not connected/);
 });

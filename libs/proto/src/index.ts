@@ -1,3 +1,4 @@
+export { type FrameInit, type FrameKind, frame } from './frame.js';
 export {
   type Accepted,
   type Data,
@@ -31,5 +32,4 @@ export {
   GATEWAY_FORWARD_PATH,
   gatewayForwardService,
 } from './services.js';
-export { frame, type FrameInit, type FrameKind } from './frame.js';
-export { PROTOCOL_VERSION_MAX, PROTOCOL_VERSION_MIN, negotiateVersion } from './version.js';
+export { negotiateVersion, PROTOCOL_VERSION_MAX, PROTOCOL_VERSION_MIN } from './version.js';

@@ -1,11 +1,18 @@
-import { type ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import { create } from '@bufbuild/protobuf';
+import { type ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
-import { decodeFrame, encodeFrame, type Frame, GATEWAY_FORWARD_PATH, type Open, OpenSchema } from '@pullplane/proto';
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  GATEWAY_FORWARD_PATH,
+  type Open,
+  OpenSchema,
+} from '@pullplane/proto';
 import type { OpenInit, TunnelStream } from '@pullplane/tunnel';
-import { agentNotConnected } from './errors.js';
 import type { Logger } from 'pino';
-import { type ForwardTarget, ForwardedStream } from './forwarded-stream.js';
+import { agentNotConnected } from './errors.js';
+import { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
 
 /** A gateway in this very process (single-process mode): no network hop. */
 export interface LocalGateway {
@@ -108,7 +115,8 @@ export class AgentRouter {
       // Give a reconnecting agent a moment: its new presence may be about to land.
       await new Promise((r) => setTimeout(r, 200));
       const again = this.table.get(agent);
-      if (!again || (again.sessionId === failed.sessionId && again.internalAddress === failed.address)) return undefined;
+      if (!again || (again.sessionId === failed.sessionId && again.internalAddress === failed.address))
+        return undefined;
       return this.target(again);
     }
     this.table.set(agent, fresh);

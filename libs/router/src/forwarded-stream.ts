@@ -1,7 +1,7 @@
 import { Duplex } from 'node:stream';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Open, type ResponseHead } from '@pullplane/proto';
-import { type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { agentNotConnected } from './errors.js';
 
 /** Where to send one attempt of a forwarded stream. */
@@ -44,7 +44,11 @@ export class ForwardedStream extends Duplex implements TunnelStream {
   private acceptTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ForwardedStreamOptions) {
-    super({ allowHalfOpen: true, readableHighWaterMark: opts.maxChunkSize, writableHighWaterMark: opts.maxChunkSize });
+    super({
+      allowHalfOpen: true,
+      readableHighWaterMark: opts.maxChunkSize,
+      writableHighWaterMark: opts.maxChunkSize,
+    });
     this.open = opts.open;
     this.target = opts.target;
     this.head = new Promise((res, rej) => {
@@ -92,7 +96,12 @@ export class ForwardedStream extends Duplex implements TunnelStream {
     });
     call.on('end', () => {
       if (call === this.call && !this.remoteEnded && !this.destroyed) {
-        this.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, `gateway ${this.target.address} ended the stream early`));
+        this.destroy(
+          new TunnelError(
+            TunnelErrorCode.UNAVAILABLE,
+            `gateway ${this.target.address} ended the stream early`,
+          ),
+        );
       }
     });
   }
@@ -117,7 +126,8 @@ export class ForwardedStream extends Duplex implements TunnelStream {
         this.target = next;
         this.attempt();
       },
-      (err: unknown) => this.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, `${reason}; ${String(err)}`)),
+      (err: unknown) =>
+        this.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, `${reason}; ${String(err)}`)),
     );
   }
 
@@ -137,7 +147,8 @@ export class ForwardedStream extends Duplex implements TunnelStream {
         this.headResolve(k.value);
         return;
       case 'data':
-        if (!this.push(Buffer.from(k.value.chunk.buffer, k.value.chunk.byteOffset, k.value.chunk.byteLength))) call.pause();
+        if (!this.push(Buffer.from(k.value.chunk.buffer, k.value.chunk.byteOffset, k.value.chunk.byteLength)))
+          call.pause();
         return;
       case 'end':
         this.remoteEnded = true;
@@ -161,7 +172,9 @@ export class ForwardedStream extends Duplex implements TunnelStream {
 
   private whenAccepted(): Promise<void> {
     if (this.accepted) return Promise.resolve();
-    return new Promise((resolve, reject) => this.acceptWaiters.push((err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) =>
+      this.acceptWaiters.push((err) => (err ? reject(err) : resolve())),
+    );
   }
 
   override _read(): void {
@@ -173,8 +186,11 @@ export class ForwardedStream extends Duplex implements TunnelStream {
       await this.whenAccepted();
       for (let off = 0; off < chunk.length; off += HOP_CHUNK) {
         const call = this.call;
-        if (!call || this.destroyed) throw new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing');
-        const ok = call.write(frame({ case: 'data', value: { streamId: 1, chunk: chunk.subarray(off, off + HOP_CHUNK) } }));
+        if (!call || this.destroyed)
+          throw new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing');
+        const ok = call.write(
+          frame({ case: 'data', value: { streamId: 1, chunk: chunk.subarray(off, off + HOP_CHUNK) } }),
+        );
         if (!ok) await new Promise<void>((r) => call.once('drain', () => r()));
       }
     })().then(() => cb(), cb);
@@ -199,7 +215,8 @@ export class ForwardedStream extends Duplex implements TunnelStream {
 
   override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
     clearTimeout(this.acceptTimer);
-    const failure = err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
+    const failure =
+      err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
     this.headReject(failure);
     const w = this.acceptWaiters;
     this.acceptWaiters = [];

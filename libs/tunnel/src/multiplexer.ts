@@ -119,17 +119,23 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     const k = f.kind;
     switch (k.case) {
       case 'open':
-        return this.onOpen(k.value);
+        this.onOpen(k.value);
+        return;
       case 'responseHead':
-        return this.streams.get(k.value.streamId)?.onResponseHead(k.value);
+        this.streams.get(k.value.streamId)?.onResponseHead(k.value);
+        return;
       case 'data':
-        return this.streams.get(k.value.streamId)?.onData(k.value.chunk);
+        this.streams.get(k.value.streamId)?.onData(k.value.chunk);
+        return;
       case 'end':
-        return this.streams.get(k.value.streamId)?.onRemoteEnd();
+        this.streams.get(k.value.streamId)?.onRemoteEnd();
+        return;
       case 'windowUpdate':
-        return this.streams.get(k.value.streamId)?.onWindowUpdate(k.value.increment);
+        this.streams.get(k.value.streamId)?.onWindowUpdate(k.value.increment);
+        return;
       case 'reset':
-        return this.streams.get(k.value.streamId)?.onReset(TunnelError.fromReset(k.value.code, k.value.message));
+        this.streams.get(k.value.streamId)?.onReset(TunnelError.fromReset(k.value.code, k.value.message));
+        return;
       case 'ping':
         this.send(frame({ case: 'pong', value: { nonce: k.value.nonce, sentUnixMs: k.value.sentUnixMs } }));
         this.emit('ping');

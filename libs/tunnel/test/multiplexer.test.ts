@@ -61,7 +61,7 @@ describe('Multiplexer', () => {
         return text(s);
       }),
     );
-    results.forEach((r, i) => expect(r).toBe(`body-${i}-`.repeat(100)));
+    for (const [i, r] of results.entries()) expect(r).toBe(`body-${i}-`.repeat(100));
     await new Promise((r) => setImmediate(r));
     expect(gateway.activeStreams).toBe(0);
     expect(agent.activeStreams).toBe(0);
@@ -140,7 +140,9 @@ describe('Multiplexer', () => {
   });
 
   it('surfaces a responder reset with its reason', async () => {
-    const { gateway } = pair((s) => s.reset(TunnelErrorCode.REFUSED, 'resource proxy is disabled on this agent'));
+    const { gateway } = pair((s) =>
+      s.reset(TunnelErrorCode.REFUSED, 'resource proxy is disabled on this agent'),
+    );
     const s = gateway.open(httpOpen('/api'));
     await expect(s.responseHead()).rejects.toMatchObject({
       code: TunnelErrorCode.REFUSED,

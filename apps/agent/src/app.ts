@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { type ChannelCredentials, credentials, Metadata } from '@grpc/grpc-js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from '@pullplane/agent-core';
+import type { InferConfig } from '@pullplane/config';
+import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { agentOptions } from './options.js';
+
+export type AgentConfig = InferConfig<typeof agentOptions>;
+
+/** Package version, reported to the gateway and shown by `agent list`. */
+export const AGENT_VERSION = '0.1.0';
+
+type CredsMode = { kind: 'mtls' } | { kind: 'header' } | { kind: 'token'; file: string };
+
+export function parseCreds(spec: string): CredsMode {
+  if (spec.startsWith('header:')) return { kind: 'header' };
+  if (spec.startsWith('token:')) return { kind: 'token', file: spec.slice('token:'.length) };
+  return { kind: 'mtls' };
+}
+
+export function validateAgentConfig(c: AgentConfig): string[] {
+  const problems: string[] = [];
+  const creds = parseCreds(c.creds);
+  const plaintext = c.insecurePlaintext || creds.kind === 'header';
+  if (creds.kind === 'mtls') {
+    if (plaintext) problems.push('--creds=mtls: cannot work with --insecure-plaintext');
+    if (!c.tlsClientCert || !c.tlsClientKey)
+      problems.push('--creds=mtls: needs --tls-client-cert and --tls-client-key');
+  }
+  if ((c.tlsClientCert === undefined) !== (c.tlsClientKey === undefined)) {
+    problems.push('--tls-client-cert and --tls-client-key go together');
+  }
+  if (creds.kind === 'token') {
+    try {
+      readFileSync(creds.file);
+    } catch {
+      problems.push(`--creds=token:${creds.file}: the token file cannot be read`);
+    }
+  }
+  return problems;
+}
+
+/** Loads the local cluster's credentials the way client-go does: flag, in-cluster, $KUBECONFIG. */
+export function loadKubeConfig(path: string | undefined): KubeConfig | undefined {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc.getCurrentCluster() ? kc : undefined;
+}
+
+function channelCredentials(c: AgentConfig): ChannelCredentials {
+  const creds = parseCreds(c.creds);
+  if (c.insecurePlaintext || creds.kind === 'header') return credentials.createInsecure();
+  const ca = c.rootCaPath ? readFileSync(c.rootCaPath) : null;
+  const key = c.tlsClientCert && c.tlsClientKey ? readFileSync(c.tlsClientKey) : null;
+  const cert = c.tlsClientCert && c.tlsClientKey ? readFileSync(c.tlsClientCert) : null;
+  return credentials.createSsl(ca, key, cert, c.insecureTls ? { rejectUnauthorized: false } : {});
+}
+
+export interface AgentAppDeps {
+  logger: Logger;
+  registry: Registry;
+  /** Overrides kubeconfig discovery (tests, simulated clusters). */
+  kubeConfig?: KubeConfig;
+}
+
+export interface AgentApp {
+  readonly agent: Agent;
+  readonly ops: OpsServer;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Builds the agent service, unstarted. */
+export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
+  const { logger, registry } = deps;
+  const creds = parseCreds(c.creds);
+  const kubeConfig = c.enableResourceProxy ? (deps.kubeConfig ?? loadKubeConfig(c.kubeconfig)) : undefined;
+  if (c.enableResourceProxy && !kubeConfig)
+    logger.warn('no Kubernetes API configured; resource proxy requests will be refused');
+  const agent = new Agent({
+    agentName: c.agentName ?? '',
+    agentVersion: AGENT_VERSION,
+    target: `${c.serverAddress.includes(':') ? `[${c.serverAddress}]` : c.serverAddress}:${c.serverPort}`,
+    credentials: channelCredentials(c),
+    ...(creds.kind === 'token'
+      ? {
+          metadata: async () => {
+            const md = new Metadata();
+            md.set('authorization', `Bearer ${(await readFile(creds.file, 'utf8')).trim()}`);
+            return md;
+          },
+        }
+      : {}),
+    heartbeatIntervalMs: c.heartbeatInterval,
+    keepAlivePingIntervalMs: c.keepAlivePingInterval,
+    ...(kubeConfig ? { kubeConfig } : {}),
+    enableResourceProxy: c.enableResourceProxy,
+    logger,
+  });
+  const ops = createOpsServer({
+    host: '0.0.0.0',
+    healthzPort: c.healthzPort,
+    metricsPort: c.metricsPort,
+    registry,
+    logger,
+  });
+  ops.addReadinessCheck('tunnel', () => (agent.ready ? true : 'not connected to the gateway'));
+  return {
+    agent,
+    ops,
+    async start() {
+      await ops.listen();
+      agent.start();
+      logger.info({ server: `${c.serverAddress}:${c.serverPort}`, creds: creds.kind }, 'agent started');
+    },
+    async stop() {
+      ops.markShuttingDown();
+      await agent.stop();
+      await ops.close();
+    },
+  };
+}

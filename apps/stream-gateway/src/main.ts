@@ -1,0 +1,28 @@
+import { parseOrExit } from '@pullplane/config';
+import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { createStreamGatewayApp, validateGatewayConfig } from './app.js';
+import { gatewayOptions } from './options.js';
+
+const { config, paramsFile } = parseOrExit(gatewayOptions, {
+  appName: 'stream-gateway',
+  summary: 'Holds agent tunnels; proxy replicas reach agents through it.',
+  argv: process.argv.slice(2),
+  env: process.env,
+  paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+  validate: (c) => validateGatewayConfig(c),
+});
+const logger = createLogger({ level: config.logLevel, name: 'stream-gateway' });
+if (config.insecurePlaintext && config.allowInsecureNonLoopback) {
+  logger.warn(
+    '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
+  );
+}
+const app = createStreamGatewayApp(config, { logger, registry: createMetricsRegistry() });
+installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+app.start().then(
+  () => logger.info({ paramsFile }, 'ready'),
+  (err: unknown) => {
+    logger.fatal({ err: String(err) }, 'stream gateway failed to start');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,228 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { credentials } from '@grpc/grpc-js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from '@pullplane/agent-core';
+import { connectNatsBus } from '@pullplane/bus';
+import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { AgentRouter } from '@pullplane/router';
+import { freePort } from '@pullplane/testing';
+import pino from 'pino';
+
+export const silent = pino({ level: 'silent' });
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const gatewayMain = path.join(root, 'apps/stream-gateway/dist/main.js');
+
+export function requireBuild(): void {
+  if (!existsSync(gatewayMain)) throw new Error(`${gatewayMain} is missing: run \`npm run build\` first`);
+}
+
+export interface TestPki {
+  dir: string;
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  client(cn: string): Promise<{ cert: string; key: string }>;
+}
+
+/** A CA, a gateway server certificate for 127.0.0.1, and client certificates on demand. */
+export async function makePki(): Promise<TestPki> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pullplane-pki-'));
+  const ca = await createCertificateAuthority({ commonName: 'pullplane-test-ca' });
+  const server = await issueCertificate(ca, {
+    commonName: 'gateway',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'both',
+  });
+  const write = (name: string, body: string) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, body);
+    return p;
+  };
+  return {
+    dir,
+    ca: write('ca.crt', ca.certPem),
+    serverCert: write('tls.crt', server.certPem),
+    serverKey: write('tls.key', server.keyPem),
+    async client(cn) {
+      const c = await issueCertificate(ca, { commonName: cn, usage: 'client' });
+      return { cert: write(`${cn}.crt`, c.certPem), key: write(`${cn}.key`, c.keyPem) };
+    },
+  };
+}
+
+export interface GatewayProcess {
+  gatewayId: string;
+  agentAddress: string;
+  internalAddress: string;
+  logs: string[];
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Spawns the built stream gateway and waits for its "stream gateway started" line. */
+export async function spawnGateway(
+  pki: TestPki,
+  natsUrl: string,
+  extra: string[] = [],
+): Promise<GatewayProcess> {
+  requireBuild();
+  const listenPort = await freePort();
+  const internalPort = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      gatewayMain,
+      '--listen-host=127.0.0.1',
+      `--listen-port=${listenPort}`,
+      `--internal-listen-port=${internalPort}`,
+      '--advertise-address=127.0.0.1',
+      `--tls-cert=${pki.serverCert}`,
+      `--tls-key=${pki.serverKey}`,
+      `--root-ca-path=${pki.ca}`,
+      `--nats-url=${natsUrl}`,
+      '--metrics-port=0',
+      '--healthz-port=0',
+      '--drain-timeout=2s',
+      '--presence-ttl=30s',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const logs: string[] = [];
+  let gatewayId = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    let buf = '';
+    const onLine = (line: string) => {
+      logs.push(line);
+      if (line.includes('"stream gateway started"')) {
+        gatewayId = (JSON.parse(line) as { gatewayId: string }).gatewayId;
+        resolve();
+      }
+    };
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let i = buf.indexOf('\n');
+      while (i >= 0) {
+        onLine(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        i = buf.indexOf('\n');
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+    void exited.then((code) =>
+      reject(new Error(`gateway exited (${code}) before it was ready:\n${logs.join('\n')}`)),
+    );
+    setTimeout(() => reject(new Error(`gateway not ready in 20 s:\n${logs.join('\n')}`)), 20_000).unref();
+  });
+  return {
+    gatewayId,
+    agentAddress: `127.0.0.1:${listenPort}`,
+    internalAddress: `127.0.0.1:${internalPort}`,
+    logs,
+    child,
+    exited,
+  };
+}
+
+/**
+ * A stand-in for an agent's Kubernetes API: answers with the agent's name, streams
+ * forever on /stream and slowly on /slow.
+ */
+export async function startBackend(name: string): Promise<{ url: string; close(): void }> {
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/stream')) {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(16 * 1024, 120);
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) {
+          /* until backpressure */
+        }
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+      return;
+    }
+    if (req.url?.startsWith('/slow')) {
+      res.writeHead(200);
+      const t = setInterval(() => res.write('tick\n'), 100);
+      res.on('close', () => clearInterval(t));
+      return;
+    }
+    res.end(`agent:${name} ${req.method} ${req.url}`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+export async function startAgent(
+  name: string,
+  target: string,
+  pki: TestPki,
+  backendUrl: string,
+): Promise<Agent> {
+  const { cert, key } = await pki.client(name);
+  const { readFileSync } = await import('node:fs');
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(
+    { name: 'local', server: backendUrl, skipTLSVerify: true },
+    { name: 'sa', token: 'x' },
+  );
+  const agent = new Agent({
+    agentName: name,
+    agentVersion: 'test',
+    target,
+    serverNameOverride: 'localhost',
+    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    heartbeatIntervalMs: 1_000,
+    keepAlivePingIntervalMs: 0,
+    kubeConfig: kc,
+    enableResourceProxy: true,
+    logger: silent,
+    backoffInitialMs: 100,
+    backoffMaxMs: 1_000,
+  });
+  agent.start();
+  return agent;
+}
+
+/** A proxy replica's routing client: holds no agent, reaches gateways over mTLS. */
+export async function startRouter(
+  natsUrl: string,
+  pki: TestPki,
+): Promise<{ router: AgentRouter; close(): Promise<void> }> {
+  const { readFileSync } = await import('node:fs');
+  const { cert, key } = await pki.client('resource-proxy');
+  const bus = await connectNatsBus({ servers: natsUrl, name: 'test-router' });
+  const router = new AgentRouter({
+    bus,
+    logger: silent,
+    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    routeTimeoutMs: 5_000,
+  });
+  await router.start();
+  return {
+    router,
+    async close() {
+      router.stop();
+      await bus.close();
+    },
+  };
+}
+
+export const get = (path: string) => ({
+  head: { case: 'http' as const, value: { method: 'GET', path, headers: [] } },
+});

@@ -1,0 +1,107 @@
+import type { HeaderAuthMethod } from './auth-method.js';
+import { IdentityErrorCode, XfccParseError } from './errors.js';
+import { checkHeaderText } from './header-text.js';
+import { type HeaderBag, headerValues } from './headers.js';
+import { type IdentityResult, identityFromMatch, quote, reject } from './identity.js';
+import { parseXfcc, XFCC_MAX_HEADER_BYTES, type XfccElement } from './xfcc-parser.js';
+
+export const XFCC_HEADER = 'x-forwarded-client-cert';
+export const L5D_CLIENT_ID_HEADER = 'l5d-client-id';
+/** Limit for identity headers other than XFCC (which carries certificates and gets 16 KiB). */
+export const IDENTITY_HEADER_MAX_BYTES = 8 * 1024;
+
+const LABEL = '[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?';
+/** `<service-account>.<namespace>.serviceaccount.identity.<trust-domain>` */
+const L5D_IDENTITY = new RegExp(
+  `^${LABEL}\\.${LABEL}\\.serviceaccount\\.identity\\.${LABEL}(?:\\.${LABEL})*$`,
+);
+/**
+ * RFC 3986 characters minus `,` `;` `=`: SPIFFE IDs never contain those, and allowing them
+ * would let one URI value smuggle a second `URI=` past the pattern.
+ */
+const URI_VALUE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+%]+$/;
+
+/**
+ * Extracts the agent name from a header set by a trusted proxy (Istio, Linkerd, or a custom
+ * header). Only the proxy's own contribution can yield an identity:
+ * - `x-forwarded-client-cert` is parsed and only the URIs of its last element (appended by
+ *   the nearest proxy) are matched, each as `URI=<value>`, so Subject, By, or elements a
+ *   client forwarded itself never reach the pattern;
+ * - other headers must carry exactly one value with no list separator;
+ * - `l5d-client-id` must also have Linkerd's identity shape.
+ * Never throws; every refusal has a stable code and a loggable reason.
+ */
+export function extractHeaderIdentity(method: HeaderAuthMethod, headers: HeaderBag): IdentityResult {
+  const name = method.header;
+  const values = headerValues(headers, name);
+  if (values.length === 0) return reject(IdentityErrorCode.HeaderMissing, `header ${name} is missing`);
+  if (values.length > 1) {
+    return reject(IdentityErrorCode.HeaderRepeated, `header ${name} was sent ${values.length} times`);
+  }
+  const value = values[0] as string;
+  if (value === '') return reject(IdentityErrorCode.HeaderEmpty, `header ${name} is empty`);
+
+  const limit = name === XFCC_HEADER ? XFCC_MAX_HEADER_BYTES : IDENTITY_HEADER_MAX_BYTES;
+  const bad = checkHeaderText(name, value, limit);
+  if (bad) return bad;
+  if (value.trim() !== value) {
+    return reject(IdentityErrorCode.HeaderMalformed, `header ${name} has leading or trailing whitespace`);
+  }
+
+  if (name === XFCC_HEADER) return fromXfcc(method, value);
+
+  if (value.includes(',')) {
+    // A proxy or transport folds repeated headers into one, comma-joined.
+    return reject(IdentityErrorCode.HeaderRepeated, `header ${name} holds several comma-separated values`);
+  }
+  const match = method.pattern.exec(value);
+  if (!match) {
+    return reject(
+      IdentityErrorCode.NoMatch,
+      `header ${name} value ${quote(value)} does not match ${quote(method.pattern.source)}`,
+    );
+  }
+  const result = identityFromMatch(match, 'header', value, `header ${name}`);
+  if (result.ok && name === L5D_CLIENT_ID_HEADER && !L5D_IDENTITY.test(value)) {
+    return reject(
+      IdentityErrorCode.HeaderMalformed,
+      `header ${name} value ${quote(value)} is not a Linkerd identity (<sa>.<ns>.serviceaccount.identity.<domain>)`,
+    );
+  }
+  return result;
+}
+
+function fromXfcc(method: HeaderAuthMethod, value: string): IdentityResult {
+  let elements: XfccElement[];
+  try {
+    elements = parseXfcc(value);
+  } catch (err) {
+    if (err instanceof XfccParseError) {
+      return reject(err.code, `header ${XFCC_HEADER} is malformed: ${err.message}`);
+    }
+    throw err;
+  }
+  const nearest = elements[elements.length - 1] as XfccElement;
+  if (nearest.uri.length === 0) {
+    return reject(
+      IdentityErrorCode.XfccNoUri,
+      `the last ${XFCC_HEADER} element (added by the nearest proxy) has no URI`,
+    );
+  }
+  for (const uri of nearest.uri) {
+    if (!URI_VALUE.test(uri)) {
+      return reject(
+        IdentityErrorCode.HeaderMalformed,
+        `${XFCC_HEADER} URI ${quote(uri)} contains characters not allowed in a SPIFFE URI`,
+      );
+    }
+  }
+  for (const uri of nearest.uri) {
+    const match = method.pattern.exec(`URI=${uri}`);
+    if (match) return identityFromMatch(match, 'header', uri, `${XFCC_HEADER} URI ${quote(uri)}`);
+  }
+  return reject(
+    IdentityErrorCode.NoMatch,
+    `no URI of the last ${XFCC_HEADER} element matches ${quote(method.pattern.source)} (URIs: ${nearest.uri.map((u) => quote(u)).join(', ')})`,
+  );
+}

@@ -1,0 +1,227 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomUUID,
+} from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { calculateJwkThumbprint, type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { DenyList } from './deny-list.js';
+import { isDnsLabel } from './dns-label.js';
+import { TokenError, TokenErrorCode } from './errors.js';
+
+export const TOKEN_ISSUER = 'pullplane';
+const ALGORITHM = 'ES256';
+const MAX_TOKEN_LENGTH = 8 * 1024;
+const MAX_JTI_LENGTH = 128;
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export interface TokenAuthorityOptions {
+  /** Default `pullplane`. */
+  issuer?: string;
+  /** Put into issued tokens and required on verify; without it, tokens carrying `aud` are refused. */
+  audience?: string;
+  denyList?: DenyList;
+  /** Default 30 s. */
+  clockToleranceSeconds?: number;
+  /** Injectable clock for tests. */
+  now?: () => Date;
+}
+
+export interface IssueTokenOptions {
+  /** Omit for a token that never expires (argocd-agent's self-registration model). */
+  ttlSeconds?: number;
+  /** Overrides the authority's audience. */
+  audience?: string;
+}
+
+export interface VerifiedToken {
+  agent: string;
+  jti: string;
+  issuedAt: Date;
+  expiresAt?: Date;
+}
+
+/**
+ * Issues and verifies agent tokens: compact ES256 JWTs with `sub` = agent name and a
+ * unique `jti` so a single token can be revoked through the DenyList.
+ */
+export class TokenAuthority {
+  readonly issuer: string;
+  /** RFC 7638 thumbprint of the public key, sent as `kid` to make key rotation traceable. */
+  readonly keyId: string;
+  private readonly privateKey: KeyObject;
+  private readonly publicKey: KeyObject;
+  private readonly audience: string | undefined;
+  private readonly denyList: DenyList | undefined;
+  private readonly toleranceSeconds: number;
+  private readonly now: () => Date;
+
+  private constructor(privateKey: KeyObject, keyId: string, options: TokenAuthorityOptions) {
+    this.privateKey = privateKey;
+    this.publicKey = createPublicKey(privateKey);
+    this.keyId = keyId;
+    this.issuer = options.issuer ?? TOKEN_ISSUER;
+    this.audience = options.audience;
+    this.denyList = options.denyList;
+    this.toleranceSeconds = options.clockToleranceSeconds ?? 30;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** A fresh P-256 key; export it with `exportPrivateKeyPem()` to share it between replicas. */
+  static generate(options: TokenAuthorityOptions = {}): Promise<TokenAuthority> {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    return TokenAuthority.create(privateKey, options);
+  }
+
+  /** From a P-256 private key in PKCS#8 or SEC1 PEM. */
+  static fromPem(pem: string, options: TokenAuthorityOptions = {}): Promise<TokenAuthority> {
+    let key: KeyObject;
+    try {
+      key = createPrivateKey(pem);
+    } catch (cause) {
+      throw new TokenError(
+        TokenErrorCode.InvalidKey,
+        'signing key is not a readable unencrypted PEM private key',
+        {
+          cause,
+        },
+      );
+    }
+    return TokenAuthority.create(key, options);
+  }
+
+  static async fromFile(path: string, options: TokenAuthorityOptions = {}): Promise<TokenAuthority> {
+    let pem: string;
+    try {
+      pem = await readFile(path, 'utf8');
+    } catch (cause) {
+      throw new TokenError(TokenErrorCode.InvalidKey, `cannot read signing key file ${path}`, { cause });
+    }
+    return TokenAuthority.fromPem(pem, options);
+  }
+
+  /** A PEM string when it contains a PEM header, otherwise a file path. */
+  static load(source: string, options: TokenAuthorityOptions = {}): Promise<TokenAuthority> {
+    return source.includes('-----BEGIN ')
+      ? TokenAuthority.fromPem(source, options)
+      : TokenAuthority.fromFile(source, options);
+  }
+
+  private static async create(key: KeyObject, options: TokenAuthorityOptions): Promise<TokenAuthority> {
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+      const kind = key.asymmetricKeyDetails?.namedCurve ?? key.asymmetricKeyType ?? 'unknown';
+      throw new TokenError(TokenErrorCode.InvalidKey, `signing key must be ECDSA P-256 (ES256), got ${kind}`);
+    }
+    const keyId = await calculateJwkThumbprint(
+      createPublicKey(key).export({ format: 'jwk' }) as Record<string, string>,
+    );
+    return new TokenAuthority(key, keyId, options);
+  }
+
+  exportPrivateKeyPem(): string {
+    return this.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  }
+
+  exportPublicKeyPem(): string {
+    return this.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  }
+
+  async issue(agentName: string, options: IssueTokenOptions = {}): Promise<string> {
+    if (!isDnsLabel(agentName)) {
+      throw new TokenError(
+        TokenErrorCode.InvalidRequest,
+        `agent name ${JSON.stringify(agentName)} is not a DNS-1123 label`,
+      );
+    }
+    const { ttlSeconds } = options;
+    if (ttlSeconds !== undefined && !(Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0)) {
+      throw new TokenError(
+        TokenErrorCode.InvalidRequest,
+        `ttlSeconds must be a positive integer, got ${ttlSeconds}`,
+      );
+    }
+    const issuedAt = Math.floor(this.now().getTime() / 1000);
+    const jwt = new SignJWT({})
+      .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: this.keyId })
+      .setIssuer(this.issuer)
+      .setSubject(agentName)
+      .setJti(randomUUID())
+      .setIssuedAt(issuedAt);
+    if (ttlSeconds !== undefined) jwt.setExpirationTime(issuedAt + ttlSeconds);
+    const audience = options.audience ?? this.audience;
+    if (audience !== undefined) jwt.setAudience(audience);
+    return jwt.sign(this.privateKey);
+  }
+
+  /** @throws TokenError with the specific reason; never any other error for bad input. */
+  async verify(token: string, options: { audience?: string } = {}): Promise<VerifiedToken> {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
+      throw new TokenError(TokenErrorCode.Malformed, 'token is not a compact JWS');
+    }
+    const now = this.now();
+    const audience = options.audience ?? this.audience;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.publicKey, {
+        algorithms: [ALGORITHM],
+        issuer: this.issuer,
+        typ: 'JWT',
+        clockTolerance: this.toleranceSeconds,
+        currentDate: now,
+        ...(audience === undefined ? {} : { audience }),
+      }));
+    } catch (err) {
+      throw translate(err);
+    }
+    if (audience === undefined && payload.aud !== undefined) {
+      throw new TokenError(
+        TokenErrorCode.WrongAudience,
+        'token is scoped to an audience this verifier does not accept',
+      );
+    }
+    const { sub: agent, jti, iat, exp } = payload;
+    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
+      throw new TokenError(TokenErrorCode.Malformed, 'token has no usable jti claim');
+    }
+    if (typeof iat !== 'number') throw new TokenError(TokenErrorCode.Malformed, 'token has no iat claim');
+    if (iat > now.getTime() / 1000 + this.toleranceSeconds) {
+      throw new TokenError(TokenErrorCode.NotYetValid, 'token was issued in the future');
+    }
+    if (typeof agent !== 'string' || !isDnsLabel(agent)) {
+      throw new TokenError(TokenErrorCode.InvalidSubject, 'token subject is not a DNS-1123 agent name');
+    }
+    if (this.denyList && (await this.denyList.isDenied(jti, agent))) {
+      throw new TokenError(TokenErrorCode.Revoked, `token ${jti} of agent ${agent} has been revoked`);
+    }
+    return {
+      agent,
+      jti,
+      issuedAt: new Date(iat * 1000),
+      ...(exp === undefined ? {} : { expiresAt: new Date(exp * 1000) }),
+    };
+  }
+}
+
+function translate(err: unknown): TokenError {
+  if (err instanceof joseErrors.JWTExpired) {
+    return new TokenError(TokenErrorCode.Expired, 'token has expired', { cause: err });
+  }
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    const byClaim: Record<string, TokenErrorCode> = {
+      iss: TokenErrorCode.WrongIssuer,
+      aud: TokenErrorCode.WrongAudience,
+      nbf: TokenErrorCode.NotYetValid,
+    };
+    const code = byClaim[err.claim] ?? TokenErrorCode.Malformed;
+    return new TokenError(code, `token claim check failed: ${err.message}`, { cause: err });
+  }
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return new TokenError(TokenErrorCode.BadSignature, 'token signature is invalid', { cause: err });
+  }
+  if (err instanceof joseErrors.JOSEError) {
+    return new TokenError(TokenErrorCode.Malformed, `token is malformed: ${err.message}`, { cause: err });
+  }
+  return new TokenError(TokenErrorCode.Malformed, 'token is malformed', { cause: err });
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { AuthMethodError, AuthMethodErrorCode, DEFAULT_AUTH_SPEC, parseAuthMethod } from '../src/index.js';
+
+describe('parseAuthMethod', () => {
+  it('parses mtls and its argocd-agent regex forms', () => {
+    expect(parseAuthMethod('mtls')).toEqual({ kind: 'mtls', match: 'common-name', spec: 'mtls' });
+    expect(parseAuthMethod(DEFAULT_AUTH_SPEC).kind).toBe('mtls');
+    const subject = parseAuthMethod('mtls:CN=([^,]+)');
+    expect(subject).toMatchObject({ kind: 'mtls', match: 'subject' });
+    expect(subject.kind === 'mtls' && subject.match === 'subject' && subject.pattern.source).toBe(
+      'CN=([^,]+)',
+    );
+    const uri = parseAuthMethod('mtls:uri:^spiffe://[^/]+/ns/[^/]+/sa/([^/]+)$');
+    expect(uri).toMatchObject({ kind: 'mtls', match: 'uri' });
+    expect(uri.kind === 'mtls' && uri.match === 'uri' && uri.pattern.source).toBe(
+      '^spiffe:\\/\\/[^/]+\\/ns\\/[^/]+\\/sa\\/([^/]+)$',
+    );
+  });
+
+  it("expands the istio and linkerd presets to the guide's exact regexes", () => {
+    const istio = parseAuthMethod('istio');
+    expect(istio).toMatchObject({
+      kind: 'header',
+      header: 'x-forwarded-client-cert',
+      preset: 'istio',
+      spec: 'istio',
+    });
+    expect(istio.kind === 'header' && istio.pattern.source).toBe(
+      /^.*URI=spiffe:\/\/[^/]+\/ns\/[^/]+\/sa\/([^,;]+)/.source,
+    );
+    const linkerd = parseAuthMethod('linkerd');
+    expect(linkerd).toMatchObject({ kind: 'header', header: 'l5d-client-id', preset: 'linkerd' });
+    expect(linkerd.kind === 'header' && linkerd.pattern.source).toBe('^([^.]+)\\..*');
+    // The spelled-out form from argocd-agent's docs means the same.
+    const spelled = parseAuthMethod(
+      'header:x-forwarded-client-cert:^.*URI=spiffe://[^/]+/ns/[^/]+/sa/([^,;]+)',
+    );
+    expect(spelled.kind === 'header' && istio.kind === 'header' && spelled.pattern.source).toBe(
+      istio.kind === 'header' && istio.pattern.source,
+    );
+  });
+
+  it('splits header specs at the first two colons only', () => {
+    const method = parseAuthMethod('header:X-Agent-ID:^id:([a-z0-9-]+):v1$');
+    expect(method).toMatchObject({ kind: 'header', header: 'x-agent-id' });
+    expect(method.kind === 'header' && method.pattern.exec('id:agent-a:v1')?.[1]).toBe('agent-a');
+  });
+
+  it('parses token', () => {
+    expect(parseAuthMethod('token')).toEqual({ kind: 'token', spec: 'token' });
+  });
+
+  const invalid: Array<[string, AuthMethodErrorCode]> = [
+    ['', AuthMethodErrorCode.Unknown],
+    ['bogus', AuthMethodErrorCode.Unknown],
+    ['MTLS', AuthMethodErrorCode.Unknown],
+    [' mtls', AuthMethodErrorCode.Unknown],
+    ['tokens', AuthMethodErrorCode.Unknown],
+    ['header', AuthMethodErrorCode.Unknown],
+    ['header:', AuthMethodErrorCode.InvalidRegex],
+    ['header:x-agent', AuthMethodErrorCode.InvalidRegex],
+    ['header:x-agent:', AuthMethodErrorCode.InvalidRegex],
+    ['header::(.+)', AuthMethodErrorCode.InvalidHeaderName],
+    ['header:bad name:(.+)', AuthMethodErrorCode.InvalidHeaderName],
+    ['header:bad\nname:(.+)', AuthMethodErrorCode.InvalidHeaderName],
+    ['header:x-agent:([a-z', AuthMethodErrorCode.InvalidRegex],
+    ['header:x-agent:(?<', AuthMethodErrorCode.InvalidRegex],
+    ['header:x-agent:^agent-a$', AuthMethodErrorCode.NoCaptureGroup],
+    ['header:x-agent:(?:agent)', AuthMethodErrorCode.NoCaptureGroup],
+    ['header:x-agent:\\(agent\\)', AuthMethodErrorCode.NoCaptureGroup],
+    ['mtls:', AuthMethodErrorCode.InvalidRegex],
+    ['mtls:uri:', AuthMethodErrorCode.InvalidRegex],
+    ['mtls:CN=[^,]+', AuthMethodErrorCode.NoCaptureGroup],
+    ['mtls:uri:[', AuthMethodErrorCode.InvalidRegex],
+  ];
+  it.each(invalid)('rejects %j with %s', (spec, code) => {
+    let error: unknown;
+    try {
+      parseAuthMethod(spec);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(AuthMethodError);
+    expect((error as AuthMethodError).code).toBe(code);
+    expect((error as AuthMethodError).message).toContain(JSON.stringify(spec));
+  });
+
+  it('counts named groups as capture groups', () => {
+    expect(parseAuthMethod('header:x-agent:^(?<name>[a-z]+)$').kind).toBe('header');
+  });
+});

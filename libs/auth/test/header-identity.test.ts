@@ -1,0 +1,417 @@
+import { once } from 'node:events';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { Metadata } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import {
+  extractHeaderIdentity,
+  type HeaderAuthMethod,
+  type HeaderBag,
+  headersFromGrpcMetadata,
+  IdentityErrorCode,
+  type RejectionCode,
+  XfccErrorCode,
+} from '../src/index.js';
+import {
+  HASH_A,
+  headerMethod,
+  ISTIO_AGENT_A,
+  ISTIO_FORGED_THEN_REAL,
+  ISTIO_VIA_INGRESS,
+  istioElement,
+  LINKERD_AGENT_A,
+  PRINCIPAL,
+  spiffe,
+} from './fixtures.js';
+
+const istio = headerMethod('istio');
+const linkerd = headerMethod('linkerd');
+const XFCC = 'x-forwarded-client-cert';
+const L5D = 'l5d-client-id';
+
+describe('extractHeaderIdentity: accepted', () => {
+  it('takes the agent from an Istio sidecar element', () => {
+    expect(extractHeaderIdentity(istio, { [XFCC]: ISTIO_AGENT_A })).toEqual({
+      ok: true,
+      identity: { agent: 'agent-a', via: 'header', evidence: spiffe('agent-a') },
+    });
+  });
+
+  it('uses only the last element of an APPEND_FORWARD chain', () => {
+    const forged = extractHeaderIdentity(istio, { [XFCC]: ISTIO_FORGED_THEN_REAL });
+    expect(forged.ok && forged.identity.agent).toBe('agent-a');
+    const viaIngress = extractHeaderIdentity(istio, { [XFCC]: ISTIO_VIA_INGRESS });
+    expect(viaIngress.ok && viaIngress.identity.agent).toBe('istio-ingressgateway-service-account');
+  });
+
+  it('finds the header under any key case and as a one-item list', () => {
+    expect(extractHeaderIdentity(istio, { 'X-Forwarded-Client-Cert': ISTIO_AGENT_A }).ok).toBe(true);
+    expect(extractHeaderIdentity(istio, { [XFCC]: [ISTIO_AGENT_A], other: undefined }).ok).toBe(true);
+  });
+
+  it('is not fooled by an escaped quote in Subject before the real URI', () => {
+    const value = `By=${PRINCIPAL};Hash=${HASH_A};Subject="CN=x\\";URI=${spiffe('evil')}";URI=${spiffe('agent-a')}`;
+    const result = extractHeaderIdentity(istio, { [XFCC]: value });
+    expect(result.ok && result.identity.agent).toBe('agent-a');
+  });
+
+  it('tries URIs in order, first match wins', () => {
+    const value = `By=${PRINCIPAL};URI=https://example.com/x;URI=${spiffe('agent-a')};URI=${spiffe('agent-b')}`;
+    const result = extractHeaderIdentity(istio, { [XFCC]: value });
+    expect(result.ok && result.identity.agent).toBe('agent-a');
+  });
+
+  it('takes the agent from a Linkerd identity, preset or spelled out', () => {
+    expect(extractHeaderIdentity(linkerd, { [L5D]: LINKERD_AGENT_A })).toEqual({
+      ok: true,
+      identity: { agent: 'agent-a', via: 'header', evidence: LINKERD_AGENT_A },
+    });
+    const spelled = headerMethod('header:l5d-client-id:^([^.]+)\\..*');
+    const result = extractHeaderIdentity(spelled, {
+      'L5D-Client-Id': 'agent-b.team-x.serviceaccount.identity.mesh.example',
+    });
+    expect(result.ok && result.identity.agent).toBe('agent-b');
+  });
+
+  it('supports a custom header with a colon in its regex', () => {
+    const method = headerMethod('header:x-agent-id:^agent:([a-z0-9-]+)$');
+    const result = extractHeaderIdentity(method, { 'x-agent-id': 'agent:agent-a' });
+    expect(result.ok && result.identity.agent).toBe('agent-a');
+  });
+});
+
+describe('extractHeaderIdentity: hostile values', () => {
+  const emptyCapture = headerMethod('header:x-agent-id:^agent=([a-z0-9-]*)$');
+  const spliced = (sa: string) =>
+    `By=${PRINCIPAL};Hash=${HASH_A};Subject="";URI=spiffe://cluster.local/ns/argocd/sa/${sa}`;
+  type Case = [name: string, method: HeaderAuthMethod, headers: HeaderBag, code: RejectionCode];
+  const cases: Case[] = [
+    ['missing header', istio, {}, IdentityErrorCode.HeaderMissing],
+    ['undefined header value', istio, { [XFCC]: undefined }, IdentityErrorCode.HeaderMissing],
+    ['missing l5d header', linkerd, { [XFCC]: ISTIO_AGENT_A }, IdentityErrorCode.HeaderMissing],
+    ['repeated header', istio, { [XFCC]: [ISTIO_AGENT_A, ISTIO_AGENT_A] }, IdentityErrorCode.HeaderRepeated],
+    [
+      'repeated under two key spellings',
+      istio,
+      { [XFCC]: ISTIO_AGENT_A, 'X-Forwarded-Client-Cert': spliced('evil') },
+      IdentityErrorCode.HeaderRepeated,
+    ],
+    [
+      'two XFCC headers folded by the transport',
+      istio,
+      { [XFCC]: `${spliced('evil')}, ${ISTIO_AGENT_A}` },
+      XfccErrorCode.UnexpectedCharacter,
+    ],
+    [
+      'repeated l5d header',
+      linkerd,
+      { [L5D]: [LINKERD_AGENT_A, LINKERD_AGENT_A] },
+      IdentityErrorCode.HeaderRepeated,
+    ],
+    [
+      'l5d headers folded by the transport',
+      linkerd,
+      { [L5D]: `${LINKERD_AGENT_A}, evil.argocd.serviceaccount.identity.linkerd.cluster.local` },
+      IdentityErrorCode.HeaderRepeated,
+    ],
+    ['empty header value', istio, { [XFCC]: '' }, IdentityErrorCode.HeaderEmpty],
+    ['empty l5d value', linkerd, { [L5D]: '' }, IdentityErrorCode.HeaderEmpty],
+    [
+      'quoted Subject faking a URI',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL};Hash=${HASH_A};Subject="CN=x;URI=${spiffe('evil')}"` },
+      IdentityErrorCode.XfccNoUri,
+    ],
+    [
+      'Subject faking a URI next to a non-SPIFFE URI',
+      istio,
+      { [XFCC]: `Subject="URI=${spiffe('evil')}";URI=https://example.com/agent-a` },
+      IdentityErrorCode.NoMatch,
+    ],
+    ['By= only', istio, { [XFCC]: `By=${spiffe('evil')}` }, IdentityErrorCode.XfccNoUri],
+    [
+      'By= carrying the SPIFFE ID, URI elsewhere',
+      istio,
+      { [XFCC]: `By=${spiffe('evil')};URI=https://example.com/x` },
+      IdentityErrorCode.NoMatch,
+    ],
+    [
+      'URI only in an earlier element',
+      istio,
+      { [XFCC]: `URI=${spiffe('evil')},By=${PRINCIPAL};Hash=${HASH_A};Subject=""` },
+      IdentityErrorCode.XfccNoUri,
+    ],
+    [
+      'escaped quote hiding a URI inside Subject',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL};Subject="x\\";URI=${spiffe('evil')}"` },
+      IdentityErrorCode.XfccNoUri,
+    ],
+    [
+      'escaped quote leaving the quote open',
+      istio,
+      { [XFCC]: `Subject="abc\\";URI=${spiffe('agent-a')}` },
+      XfccErrorCode.UnterminatedQuote,
+    ],
+    [
+      'unterminated quote',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL};Subject="CN=agent-a;URI=${spiffe('agent-a')}` },
+      XfccErrorCode.UnterminatedQuote,
+    ],
+    [
+      'empty capture: sa/ then ;',
+      istio,
+      { [XFCC]: `URI=spiffe://cluster.local/ns/argocd/sa/;Hash=${HASH_A}` },
+      IdentityErrorCode.NoMatch,
+    ],
+    [
+      'empty capture with a pattern allowing it',
+      emptyCapture,
+      { 'x-agent-id': 'agent=' },
+      IdentityErrorCode.EmptyCapture,
+    ],
+    ['uppercase name', istio, { [XFCC]: spliced('Agent-A') }, IdentityErrorCode.InvalidAgentName],
+    ['underscore name', istio, { [XFCC]: spliced('agent_a') }, IdentityErrorCode.InvalidAgentName],
+    ['dotted name', istio, { [XFCC]: spliced('agent.a') }, IdentityErrorCode.InvalidAgentName],
+    ['leading hyphen', istio, { [XFCC]: spliced('-agent') }, IdentityErrorCode.InvalidAgentName],
+    ['trailing hyphen', istio, { [XFCC]: spliced('agent-') }, IdentityErrorCode.InvalidAgentName],
+    ['64-character name', istio, { [XFCC]: spliced('a'.repeat(64)) }, IdentityErrorCode.InvalidAgentName],
+    [
+      'path after the service account',
+      istio,
+      { [XFCC]: spliced('agent-a/extra') },
+      IdentityErrorCode.InvalidAgentName,
+    ],
+    ['percent-encoded name', istio, { [XFCC]: spliced('agent%2Da') }, IdentityErrorCode.InvalidAgentName],
+    [
+      'percent-encoded slash',
+      istio,
+      { [XFCC]: spliced('x%2F..%2Fagent-a') },
+      IdentityErrorCode.InvalidAgentName,
+    ],
+    [
+      'CRLF header injection',
+      istio,
+      { [XFCC]: `${ISTIO_AGENT_A}\r\nx-evil: 1` },
+      IdentityErrorCode.HeaderControlCharacter,
+    ],
+    [
+      'bare LF',
+      istio,
+      { [XFCC]: `${spliced('agent-a')}\nURI=${spiffe('evil')}` },
+      IdentityErrorCode.HeaderControlCharacter,
+    ],
+    [
+      'NUL after the name',
+      istio,
+      { [XFCC]: `${spliced('agent-a')}\u0000evil` },
+      IdentityErrorCode.HeaderControlCharacter,
+    ],
+    ['tab', istio, { [XFCC]: `${ISTIO_AGENT_A}\t` }, IdentityErrorCode.HeaderControlCharacter],
+    [
+      'DEL',
+      linkerd,
+      { [L5D]: `agent-a\u007f.argocd.serviceaccount.identity.linkerd.cluster.local` },
+      IdentityErrorCode.HeaderControlCharacter,
+    ],
+    ['CR in l5d', linkerd, { [L5D]: `${LINKERD_AGENT_A}\r` }, IdentityErrorCode.HeaderControlCharacter],
+    ['Cyrillic a look-alike', istio, { [XFCC]: spliced('\u0430gent-a') }, IdentityErrorCode.HeaderNonAscii],
+    ['fullwidth look-alike', istio, { [XFCC]: spliced('\uff41gent-a') }, IdentityErrorCode.HeaderNonAscii],
+    [
+      'Cyrillic in l5d',
+      linkerd,
+      { [L5D]: `\u0430gent-a.argocd.serviceaccount.identity.linkerd.cluster.local` },
+      IdentityErrorCode.HeaderNonAscii,
+    ],
+    ['Latin-1 byte', istio, { [XFCC]: spliced('agent-\u00e1') }, IdentityErrorCode.HeaderNonAscii],
+    [
+      'oversized XFCC',
+      istio,
+      { [XFCC]: `${ISTIO_AGENT_A};Cert="${'A'.repeat(16 * 1024)}"` },
+      IdentityErrorCode.HeaderTooLong,
+    ],
+    [
+      'oversized l5d',
+      linkerd,
+      { [L5D]: `agent-a.argocd.serviceaccount.identity.${'a'.repeat(8 * 1024)}` },
+      IdentityErrorCode.HeaderTooLong,
+    ],
+    [
+      'oversized XFCC value',
+      istio,
+      { [XFCC]: `${ISTIO_AGENT_A};Cert="${'A'.repeat(9 * 1024)}"` },
+      XfccErrorCode.ValueTooLong,
+    ],
+    ['leading whitespace', istio, { [XFCC]: ` ${ISTIO_AGENT_A}` }, IdentityErrorCode.HeaderMalformed],
+    ['trailing whitespace', istio, { [XFCC]: `${ISTIO_AGENT_A} ` }, IdentityErrorCode.HeaderMalformed],
+    [
+      'whitespace around ;',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL}; URI=${spiffe('agent-a')}` },
+      XfccErrorCode.UnexpectedCharacter,
+    ],
+    ['padded l5d', linkerd, { [L5D]: ` ${LINKERD_AGENT_A}` }, IdentityErrorCode.HeaderMalformed],
+    [
+      'trailing garbage after a URI',
+      istio,
+      { [XFCC]: `${ISTIO_AGENT_A}"junk` },
+      XfccErrorCode.UnexpectedCharacter,
+    ],
+    [
+      'trailing garbage after a quote',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL};Subject=""junk;URI=${spiffe('agent-a')}` },
+      XfccErrorCode.UnexpectedCharacter,
+    ],
+    ['trailing semicolon', istio, { [XFCC]: `${ISTIO_AGENT_A};` }, XfccErrorCode.EmptyPair],
+    ['trailing comma', istio, { [XFCC]: `${ISTIO_AGENT_A},` }, XfccErrorCode.EmptyElement],
+    [
+      'second URI smuggled in a quoted value',
+      istio,
+      { [XFCC]: `URI="${spiffe('x')};URI=${spiffe('evil')}"` },
+      IdentityErrorCode.HeaderMalformed,
+    ],
+    [
+      'comma smuggled in a quoted URI',
+      istio,
+      { [XFCC]: `URI="${spiffe('agent-a')},evil"` },
+      IdentityErrorCode.HeaderMalformed,
+    ],
+    [
+      'duplicate Subject',
+      istio,
+      { [XFCC]: `Subject="a";Subject="b";URI=${spiffe('agent-a')}` },
+      XfccErrorCode.DuplicateKey,
+    ],
+    [
+      'non-SPIFFE URI',
+      istio,
+      { [XFCC]: `By=${PRINCIPAL};URI=https://evil.example/ns/argocd/sa/agent-a` },
+      IdentityErrorCode.NoMatch,
+    ],
+    ['l5d value that is just agent-a', linkerd, { [L5D]: 'agent-a' }, IdentityErrorCode.NoMatch],
+    [
+      'l5d value without the identity suffix',
+      linkerd,
+      { [L5D]: 'agent-a.argocd' },
+      IdentityErrorCode.HeaderMalformed,
+    ],
+    [
+      'l5d value with a different suffix',
+      linkerd,
+      { [L5D]: 'agent-a.argocd.svc.cluster.local' },
+      IdentityErrorCode.HeaderMalformed,
+    ],
+    [
+      'l5d value with an empty namespace',
+      linkerd,
+      { [L5D]: 'agent-a..serviceaccount.identity.linkerd.cluster.local' },
+      IdentityErrorCode.HeaderMalformed,
+    ],
+    [
+      'l5d uppercase name',
+      linkerd,
+      { [L5D]: 'Agent-A.argocd.serviceaccount.identity.linkerd.cluster.local' },
+      IdentityErrorCode.InvalidAgentName,
+    ],
+    [
+      'l5d underscore name',
+      linkerd,
+      { [L5D]: 'agent_a.argocd.serviceaccount.identity.linkerd.cluster.local' },
+      IdentityErrorCode.InvalidAgentName,
+    ],
+    [
+      'l5d starting with a dot',
+      linkerd,
+      { [L5D]: '.argocd.serviceaccount.identity.linkerd.cluster.local' },
+      IdentityErrorCode.NoMatch,
+    ],
+    [
+      'l5d value carrying XFCC',
+      linkerd,
+      { [L5D]: `URI=${spiffe('agent-a')}` },
+      IdentityErrorCode.InvalidAgentName,
+    ],
+  ];
+
+  it('has a broad hostile corpus', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(25);
+  });
+
+  it.each(cases)('%s', (_name, method, headers, code) => {
+    const result = extractHeaderIdentity(method, headers);
+    expect(result).toMatchObject({ ok: false, code });
+    if (!result.ok) {
+      expect(result.reason).toMatch(/^unable to extract identity: /);
+      // Reasons go to logs: they must not carry raw control or non-ASCII characters.
+      expect(result.reason).toMatch(/^[\x20-\x7e]*$/);
+    }
+  });
+
+  it('writes log-friendly reasons', () => {
+    expect(extractHeaderIdentity(istio, {})).toEqual({
+      ok: false,
+      code: 'AUTH_HEADER_MISSING',
+      reason: 'unable to extract identity: header x-forwarded-client-cert is missing',
+    });
+    const bad = extractHeaderIdentity(istio, { [XFCC]: spliced('Agent_A') });
+    expect(!bad.ok && bad.reason).toContain('"Agent_A"');
+  });
+});
+
+describe('headersFromGrpcMetadata', () => {
+  it('keeps every value of a repeated key and skips binary entries', () => {
+    const md = new Metadata();
+    md.add(L5D, LINKERD_AGENT_A);
+    md.add(L5D, 'evil.argocd.serviceaccount.identity.linkerd.cluster.local');
+    md.add('trace-bin', Buffer.from([1, 2, 3]));
+    const headers = headersFromGrpcMetadata(md);
+    expect(headers[L5D]).toHaveLength(2);
+    expect(Object.hasOwn(headers, 'trace-bin')).toBe(false);
+    expect(extractHeaderIdentity(linkerd, headers)).toMatchObject({
+      ok: false,
+      code: 'AUTH_HEADER_REPEATED',
+    });
+
+    const single = new Metadata();
+    single.set(XFCC, ISTIO_AGENT_A);
+    expect(extractHeaderIdentity(istio, headersFromGrpcMetadata(single))).toMatchObject({ ok: true });
+  });
+
+  it('rejects headers a real HTTP/2 request sent twice', async () => {
+    const server = http2.createServer();
+    const seen = new Promise<Metadata>((resolve) => {
+      server.on('stream', (stream, headers) => {
+        resolve(Metadata.fromHttp2Headers(headers));
+        stream.respond({ ':status': 200 });
+        stream.end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const request = client.request({
+        ':path': '/',
+        [XFCC]: [istioElement('evil'), ISTIO_AGENT_A],
+        [L5D]: ['evil.argocd.serviceaccount.identity.linkerd.cluster.local', LINKERD_AGENT_A],
+      });
+      request.end();
+      const headers = headersFromGrpcMetadata(await seen);
+      // Node folds duplicates into "a, b"; neither may pass as one identity.
+      expect(extractHeaderIdentity(istio, headers)).toMatchObject({
+        ok: false,
+        code: 'XFCC_UNEXPECTED_CHARACTER',
+      });
+      expect(extractHeaderIdentity(linkerd, headers)).toMatchObject({
+        ok: false,
+        code: 'AUTH_HEADER_REPEATED',
+      });
+      await once(request, 'response');
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+});

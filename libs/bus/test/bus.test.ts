@@ -1,0 +1,154 @@
+import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Bus,
+  type ControlEvent,
+  connectNatsBus,
+  createMemoryBus,
+  type PresenceEvent,
+  type PresenceRecord,
+} from '../src/index.js';
+
+const record = (agent: string, sessionId: string, gatewayId = 'gw-1'): PresenceRecord => ({
+  agent,
+  gatewayId,
+  internalAddress: '10.0.0.1:8444',
+  sessionId,
+  connectedAt: new Date().toISOString(),
+  lastHeartbeat: new Date().toISOString(),
+  agentVersion: '1.2.3',
+  protocolVersion: 1,
+});
+
+let nats: NatsServerHandle;
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+afterAll(async () => {
+  await nats?.stop();
+});
+
+let bucketSeq = 0;
+const factories: Array<[string, () => Promise<{ a: Bus; b: Bus }>]> = [
+  [
+    'memory',
+    async () => {
+      const bus = createMemoryBus();
+      return { a: bus, b: bus };
+    },
+  ],
+  [
+    'nats',
+    async () => {
+      const bucket = `presence-test-${process.pid}-${++bucketSeq}`;
+      const a = await connectNatsBus({
+        servers: nats.url,
+        name: 'a',
+        bucket,
+        controlSubject: `ctl.${bucket}`,
+      });
+      const b = await connectNatsBus({
+        servers: nats.url,
+        name: 'b',
+        bucket,
+        controlSubject: `ctl.${bucket}`,
+      });
+      return { a, b };
+    },
+  ],
+];
+
+describe.each(factories)('%s bus', (_kind, factory) => {
+  it('stores, lists and watches presence across connections', async () => {
+    const { a, b } = await factory();
+    await a.presence.put(record('agent-a', 's1'));
+    const events: PresenceEvent[] = [];
+    const stop = await b.presence.watch((e) => events.push(e));
+    // The watch replays what exists before reporting changes.
+    expect(events).toEqual([
+      { type: 'put', record: expect.objectContaining({ agent: 'agent-a', sessionId: 's1' }) },
+    ]);
+    await a.presence.put(record('agent-b', 's2', 'gw-2'));
+    await expect.poll(() => events.length, { timeout: 1_000 }).toBe(2);
+    expect(await b.presence.get('agent-b')).toMatchObject({ gatewayId: 'gw-2' });
+    expect((await b.presence.list()).map((r) => r.agent).sort()).toEqual(['agent-a', 'agent-b']);
+    stop();
+    await a.close();
+    if (b !== a) await b.close();
+  });
+
+  it('removes a record only for the session that owns it', async () => {
+    const { a, b } = await factory();
+    await a.presence.put(record('agent-c', 'old'));
+    await a.presence.put(record('agent-c', 'new'));
+    const events: PresenceEvent[] = [];
+    const stop = await b.presence.watch((e) => events.push(e));
+    await a.presence.remove('agent-c', 'old');
+    expect(await b.presence.get('agent-c')).toMatchObject({ sessionId: 'new' });
+    await a.presence.remove('agent-c', 'new');
+    expect(await b.presence.get('agent-c')).toBeUndefined();
+    await expect.poll(() => events.at(-1), { timeout: 1_000 }).toEqual({ type: 'delete', agent: 'agent-c' });
+    stop();
+    await a.close();
+    if (b !== a) await b.close();
+  });
+
+  it('delivers control events to every subscriber', async () => {
+    const { a, b } = await factory();
+    const got: ControlEvent[] = [];
+    const unsub = b.control.subscribe((e) => got.push(e));
+    await new Promise((r) => setTimeout(r, 50));
+    await a.control.publish({ type: 'agent-kicked', agent: 'agent-a', reason: 'admin' });
+    await expect
+      .poll(() => got, { timeout: 1_000 })
+      .toEqual([{ type: 'agent-kicked', agent: 'agent-a', reason: 'admin' }]);
+    unsub();
+    await a.close();
+    if (b !== a) await b.close();
+  });
+
+  it('refuses agent names that are not DNS labels', async () => {
+    const { a } = await factory();
+    if (a.kind === 'nats') await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);
+    await a.close();
+  });
+});
+
+describe('nats bus across a NATS outage', () => {
+  it('reports the outage, keeps watching, and catches up when NATS returns', async () => {
+    const own = await startNatsServer();
+    const a = await connectNatsBus({ servers: own.url, name: 'a' });
+    const b = await connectNatsBus({ servers: own.url, name: 'b' });
+    const seen = new Map<string, string>();
+    await b.presence.watch((e) => {
+      if (e.type === 'put') seen.set(e.record.agent, e.record.sessionId);
+      else seen.delete(e.agent);
+    });
+    await a.presence.put(record('agent-x', 's1'));
+    await expect.poll(() => seen.get('agent-x'), { timeout: 1_000 }).toBe('s1');
+    const statuses: string[] = [];
+    a.onStatus((s) => statuses.push(s));
+
+    await own.stop();
+    await expect.poll(() => a.status, { timeout: 10_000 }).toBe('disconnected');
+    await expect(a.presence.put(record('agent-x', 's2'))).rejects.toThrow();
+    // What b knew survives the outage.
+    expect(seen.get('agent-x')).toBe('s1');
+
+    await own.restart();
+    await expect.poll(() => a.status, { timeout: 15_000 }).toBe('connected');
+    await expect
+      .poll(
+        async () => {
+          await a.presence.put(record('agent-x', 's3')).catch(() => undefined);
+          return seen.get('agent-x');
+        },
+        { timeout: 15_000, interval: 250 },
+      )
+      .toBe('s3');
+    expect(statuses).toEqual(['disconnected', 'connected']);
+    await a.close();
+    await b.close();
+    await own.stop();
+  });
+});

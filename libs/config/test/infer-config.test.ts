@@ -1,0 +1,62 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type CamelCase,
+  type ConfigSources,
+  type HostPort,
+  type InferConfig,
+  loadConfig,
+  type ValueSource,
+} from '../src/index.js';
+import type { principalOptions } from './fixtures.js';
+
+// These assertions are checked by the type checker; at runtime they only confirm shapes.
+describe('InferConfig', () => {
+  type Config = InferConfig<typeof principalOptions>;
+
+  it('camel-cases flag names', () => {
+    expectTypeOf<CamelCase<'keep-alive-interval'>>().toEqualTypeOf<'keepAliveInterval'>();
+    expectTypeOf<CamelCase<'auth'>>().toEqualTypeOf<'auth'>();
+  });
+
+  it('maps option types to value types and tracks presence', () => {
+    expectTypeOf<Config['listenHost']>().toEqualTypeOf<string>();
+    expectTypeOf<Config['listenPort']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['insecureTls']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Config['auth']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Config['logLevel']>().toEqualTypeOf<'trace' | 'debug' | 'info' | 'warn' | 'error'>();
+    expectTypeOf<Config['keepAliveInterval']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['allowedNamespaces']>().toEqualTypeOf<string[]>();
+    expectTypeOf<Config['redisUrl']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Config['serverAddress']>().toEqualTypeOf<HostPort | undefined>();
+    expectTypeOf<Config['tlsCert']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Config['namespacePattern']>().toEqualTypeOf<RegExp | undefined>();
+    expectTypeOf<keyof Config>().toEqualTypeOf<
+      | 'listenHost'
+      | 'listenPort'
+      | 'insecureTls'
+      | 'auth'
+      | 'logLevel'
+      | 'maxStreams'
+      | 'keepAliveInterval'
+      | 'allowedNamespaces'
+      | 'redisUrl'
+      | 'serverAddress'
+      | 'tlsCert'
+      | 'namespacePattern'
+    >();
+    expectTypeOf<ConfigSources<typeof principalOptions>['listenPort']>().toEqualTypeOf<ValueSource>();
+  });
+
+  it('makes required options non-optional and infers inline tables', () => {
+    const { config } = loadConfig(
+      [
+        { flag: 'server', type: 'string', required: true, description: 'S.' },
+        { flag: 'format', type: 'enum', values: ['json', 'text'], description: 'F.' },
+      ],
+      { argv: ['--server=a'], env: {} },
+    );
+    expectTypeOf(config.server).toEqualTypeOf<string>();
+    expectTypeOf(config.format).toEqualTypeOf<'json' | 'text' | undefined>();
+    expect(config).toEqual({ server: 'a', format: undefined });
+  });
+});

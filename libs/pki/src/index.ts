@@ -1,0 +1,12 @@
+export { createCertificateAuthority } from './authority.js';
+export { type CertificateDescription, describeCertificate } from './describe.js';
+export { PkiError, PkiErrorCode } from './errors.js';
+export { issueCertificate } from './issue.js';
+export type {
+  CertificateAndKey,
+  CertificateAuthority,
+  CertificateUsage,
+  CreateCertificateAuthorityOptions,
+  IssueCertificateOptions,
+} from './types.js';
+export type { ValidityOptions } from './validity.js';

@@ -1,0 +1,31 @@
+import type { ValidityOptions } from './validity.js';
+
+/** A certificate with its private key, both PEM: what `tls.createSecureContext` takes. */
+export interface CertificateAndKey {
+  certPem: string;
+  /** PKCS#8 ("BEGIN PRIVATE KEY"). */
+  keyPem: string;
+}
+
+/** A CA is a certificate and key too; the name documents intent at call sites. */
+export type CertificateAuthority = CertificateAndKey;
+
+export interface CreateCertificateAuthorityOptions extends ValidityOptions {
+  commonName: string;
+  /** Hex; random when omitted. */
+  serialNumber?: string;
+}
+
+/** Which TLS side may present the certificate: sets extendedKeyUsage. */
+export type CertificateUsage = 'server' | 'client' | 'both';
+
+export interface IssueCertificateOptions extends ValidityOptions {
+  commonName: string;
+  dnsNames?: readonly string[];
+  ipAddresses?: readonly string[];
+  /** URI SANs, e.g. `spiffe://cluster.local/ns/argocd/sa/agent-a`. */
+  uris?: readonly string[];
+  usage: CertificateUsage;
+  /** Hex; random when omitted. */
+  serialNumber?: string;
+}

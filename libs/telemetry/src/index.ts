@@ -1,0 +1,39 @@
+export { DuplicateCheckError, MetricConflictError, OpsServerStateError, TelemetryError } from './errors.js';
+export {
+  type CheckReport,
+  type CheckResult,
+  DEFAULT_CHECK_TIMEOUT_MS,
+  type HealthCheck,
+  HealthChecks,
+} from './health-checks.js';
+export {
+  type CreateLoggerOptions,
+  createLogger,
+  LOG_LEVELS,
+  type LogContext,
+  type LogLevel,
+  withContext,
+} from './logger.js';
+export {
+  type CreateMetricsRegistryOptions,
+  createMetricsRegistry,
+  DEFAULT_METRIC_PREFIX,
+  getOrCreateCounter,
+  getOrCreateGauge,
+  getOrCreateHistogram,
+  getOrCreateSummary,
+  metricName,
+} from './metrics.js';
+export {
+  createOpsServer,
+  type OpsServer,
+  type OpsServerAddress,
+  type OpsServerOptions,
+} from './ops-server.js';
+export { isSensitiveKey, REDACT_CENSOR, redactSecrets } from './redact.js';
+export {
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  type InstallShutdownOptions,
+  installShutdown,
+  type SignalSource,
+} from './shutdown.js';
