@@ -43,10 +43,16 @@ beforeAll(async () => {
     agents.set(name, await startAgent(name, balancer.address, pki, backend.url));
   }
   routers = [await startRouter(nats.url, pki), await startRouter(nats.url, pki)];
-  await expect
-    .poll(() => names.every((n) => routers.every((r) => r.router.lookup(n))), { timeout: 10_000 })
-    .toBe(true);
+  await waitFor(() => names.every((n) => routers.every((r) => r.router.lookup(n))), 10_000);
 }, 60_000);
+
+async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 afterAll(async () => {
   for (const r of routers) await r.close();

@@ -25,6 +25,7 @@ export function requireBuild(): void {
 export interface TestPki {
   dir: string;
   ca: string;
+  caKey: string;
   serverCert: string;
   serverKey: string;
   client(cn: string): Promise<{ cert: string; key: string }>;
@@ -48,6 +49,7 @@ export async function makePki(): Promise<TestPki> {
   return {
     dir,
     ca: write('ca.crt', ca.certPem),
+    caKey: write('ca.key', ca.keyPem),
     serverCert: write('tls.crt', server.certPem),
     serverKey: write('tls.key', server.keyPem),
     async client(cn) {
