@@ -14,7 +14,7 @@ import { AgentRouter } from '@pullplane/router';
 import { freePort } from '@pullplane/testing';
 import pino from 'pino';
 
-export const silent = pino({ level: 'silent' });
+export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const gatewayMain = path.join(root, 'apps/stream-gateway/dist/main.js');
 
@@ -153,8 +153,17 @@ export async function startBackend(name: string): Promise<{ url: string; close()
       return;
     }
     if (req.url?.startsWith('/slow')) {
+      // /slow ticks forever; /slow?n=5 sends five ticks and ends.
+      const limit = Number(new URL(req.url, 'http://x').searchParams.get('n') ?? Number.POSITIVE_INFINITY);
       res.writeHead(200);
-      const t = setInterval(() => res.write('tick\n'), 100);
+      let sent = 0;
+      const t = setInterval(() => {
+        res.write('tick\n');
+        if (++sent >= limit) {
+          clearInterval(t);
+          res.end();
+        }
+      }, 100);
       res.on('close', () => clearInterval(t));
       return;
     }

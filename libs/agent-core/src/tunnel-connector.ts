@@ -147,6 +147,9 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
         : {}),
       'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
       'grpc.initial_reconnect_backoff_ms': 250,
+      // A fresh TCP connection per session: after a GoAway, grpc-js's shared subchannel pool
+      // would otherwise reuse the connection to the draining gateway.
+      'grpc.use_local_subchannel_pool': 1,
     });
     const md = (await o.metadata?.()) ?? new Metadata();
     const call = client.makeBidiStreamRequest<Frame, Frame>(

@@ -1,0 +1,77 @@
+import { rmSync } from 'node:fs';
+import { text } from 'node:stream/consumers';
+import type { Agent } from '@pullplane/agent-core';
+import { type NatsServerHandle, startNatsServer, startTcpBalancer, type TcpBalancer } from '@pullplane/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  type GatewayProcess,
+  get,
+  makePki,
+  spawnGateway,
+  startAgent,
+  startBackend,
+  startRouter,
+  type TestPki,
+} from './support.js';
+
+let nats: NatsServerHandle;
+let pki: TestPki;
+let gateways: GatewayProcess[];
+let balancer: TcpBalancer;
+let agent: Agent;
+let backend: { close(): void };
+let routing: Awaited<ReturnType<typeof startRouter>>;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  pki = await makePki();
+  gateways = await Promise.all([spawnGateway(pki, nats.url), spawnGateway(pki, nats.url)]);
+  balancer = await startTcpBalancer(gateways.map((g) => g.agentAddress));
+  const b = await startBackend('agent-d');
+  backend = b;
+  agent = await startAgent('agent-d', balancer.address, pki, b.url);
+  routing = await startRouter(nats.url, pki);
+  const deadline = Date.now() + 10_000;
+  while (!routing.router.lookup('agent-d')) {
+    if (Date.now() > deadline) throw new Error('agent-d never appeared in presence');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await routing?.close();
+  await agent?.stop();
+  backend?.close();
+  await balancer?.close();
+  for (const g of gateways ?? []) g.child.kill('SIGKILL');
+  await nats?.stop();
+  rmSync(pki.dir, { recursive: true, force: true });
+});
+
+it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', async () => {
+  const holderId = agent.connector.session!.gatewayId;
+  const holder = gateways.find((g) => g.gatewayId === holderId)!;
+  const other = gateways.find((g) => g !== holder)!;
+  // One second of ticks, in flight on the gateway about to stop.
+  const inflight = routing.router.open('agent-d', get('/slow?n=10'));
+  await inflight.responseHead();
+  const body = text(inflight);
+  const signalledAt = Date.now();
+  holder.child.kill('SIGTERM');
+
+  // The agent reconnects elsewhere at once (GoAway), long before the drain ends.
+  const deadline = Date.now() + 2_000;
+  while (agent.connector.session?.gatewayId !== other.gatewayId) {
+    if (Date.now() > deadline) throw new Error('agent did not move to the other gateway');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(Date.now() - signalledAt).toBeLessThan(1_500);
+  // New requests already go to the other gateway while the old one drains.
+  const fresh = routing.router.open('agent-d', get('/version'));
+  expect(await text(fresh)).toBe('agent:agent-d GET /version');
+
+  // The stream that was in flight completes in full.
+  expect((await body).split('\n').filter(Boolean)).toHaveLength(10);
+  expect(await holder.exited).toBe(0);
+  expect(holder.logs.some((l) => l.includes('"gateway draining"'))).toBe(true);
+}, 30_000);
