@@ -34,6 +34,11 @@ export interface IssueTokenOptions {
   ttlSeconds?: number;
   /** Overrides the authority's audience. */
   audience?: string;
+  /**
+   * Agents a caller token grants access to (resource proxy callers such as the Argo CD
+   * server). Agent tokens leave it unset: their subject is the agent itself.
+   */
+  agents?: readonly string[];
 }
 
 export interface VerifiedToken {
@@ -41,6 +46,8 @@ export interface VerifiedToken {
   jti: string;
   issuedAt: Date;
   expiresAt?: Date;
+  /** The `agents` claim of a caller token. */
+  agents?: string[];
 }
 
 /**
@@ -143,7 +150,12 @@ export class TokenAuthority {
       );
     }
     const issuedAt = Math.floor(this.now().getTime() / 1000);
-    const jwt = new SignJWT({})
+    for (const a of options.agents ?? []) {
+      if (!isDnsLabel(a)) {
+        throw new TokenError(TokenErrorCode.InvalidRequest, `agent name ${JSON.stringify(a)} is not a DNS-1123 label`);
+      }
+    }
+    const jwt = new SignJWT(options.agents ? { agents: [...options.agents] } : {})
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: this.keyId })
       .setIssuer(this.issuer)
       .setSubject(agentName)
@@ -195,9 +207,14 @@ export class TokenAuthority {
     if (this.denyList && (await this.denyList.isDenied(jti, agent))) {
       throw new TokenError(TokenErrorCode.Revoked, `token ${jti} of agent ${agent} has been revoked`);
     }
+    const scope = payload.agents;
+    if (scope !== undefined && !(Array.isArray(scope) && scope.every((a) => typeof a === 'string' && isDnsLabel(a)))) {
+      throw new TokenError(TokenErrorCode.Malformed, 'token agents claim is not a list of agent names');
+    }
     return {
       agent,
       jti,
+      ...(scope === undefined ? {} : { agents: scope as string[] }),
       issuedAt: new Date(iat * 1000),
       ...(exp === undefined ? {} : { expiresAt: new Date(exp * 1000) }),
     };

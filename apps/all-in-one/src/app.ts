@@ -1,0 +1,171 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { credentials } from '@grpc/grpc-js';
+import { agentAuthenticator, type Authenticator, Gateway } from '@pullplane/gateway';
+import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
+import { createMemoryBus } from '@pullplane/bus';
+import type { InferConfig } from '@pullplane/config';
+import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { agentServerUrl, createResourceProxy, renderKubeconfig, type ResourceProxy } from '@pullplane/resource-proxy';
+import { AgentRouter } from '@pullplane/router';
+import { type Fleet, startFleet } from '@pullplane/simulator';
+import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { allInOneOptions } from './options.js';
+
+export type AllInOneConfig = InferConfig<typeof allInOneOptions>;
+
+export interface AllInOneApp {
+  readonly gateway: Gateway;
+  readonly router: AgentRouter;
+  readonly ops: OpsServer;
+  readonly resourceProxy: ResourceProxy;
+  readonly fleet: Fleet | undefined;
+  /** Files written for the user (kubeconfig, CA). */
+  readonly files: { kubeconfig: string; ca: string };
+  /** What to run next, for the startup banner. */
+  nextSteps(): string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const REJECT_INTERNAL: Authenticator = () => ({ ok: false, code: 'NO_INTERNAL', reason: 'single-process mode has no internal listener' });
+
+/**
+ * The three principal services in one process over an in-memory bus, plus demo agents that
+ * dial the gateway over real loopback mTLS and serve simulated clusters.
+ */
+export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logger; registry: Registry }): Promise<AllInOneApp> {
+  const { logger, registry } = deps;
+  const stateDir = path.resolve(c.stateDir);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const ca = await createCertificateAuthority({ commonName: 'pullplane-all-in-one-ca' });
+  const server = await issueCertificate(ca, {
+    commonName: 'pullplane-all-in-one',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+  });
+  const caFile = path.join(stateDir, 'ca.crt');
+  writeFileSync(caFile, ca.certPem);
+  const names = Array.from({ length: c.agents }, (_, i) => `demo-${i + 1}`);
+  const agentCerts = new Map<string, CertificateAndKey>();
+  for (const name of names) agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client' }));
+
+  const bus = createMemoryBus();
+  const gateway = new Gateway({
+    bus,
+    logger: logger.child({ component: 'stream-gateway' }),
+    registry,
+    agentListener: {
+      host: c.listenHost,
+      port: c.gatewayPort,
+      tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem, requireClientCert: true },
+    },
+    advertiseHost: c.listenHost,
+    authenticateAgent: agentAuthenticator(parseAuthMethod('mtls')),
+    authenticateInternal: REJECT_INTERNAL,
+    maxChunkSize: 64 * 1024,
+    initialWindow: 256 * 1024,
+    drainTimeoutMs: 5_000,
+    presenceRefreshMs: 30_000,
+  });
+  const router = new AgentRouter({
+    bus,
+    logger: logger.child({ component: 'router' }),
+    credentials: credentials.createInsecure(),
+    local: gateway,
+  });
+  const callers = await TokenAuthority.generate({ audience: 'resource-proxy' });
+  const resourceProxy = createResourceProxy({
+    router,
+    logger: logger.child({ component: 'resource-proxy' }),
+    registry,
+    host: c.listenHost,
+    port: c.resourceProxyPort,
+    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
+    auth: { tokens: callers },
+    requestTimeoutMs: c.requestTimeout,
+    maxRequestBodyBytes: 10 * 1024 * 1024,
+  });
+  const ops = createOpsServer({ host: c.listenHost, healthzPort: c.opsPort, metricsPort: c.opsPort, registry, logger });
+  ops.addReadinessCheck('gateway', () => (gateway.ready ? true : 'gateway not started'));
+  const kubeconfigFile = path.join(stateDir, 'kubeconfig');
+  let fleet: Fleet | undefined;
+
+  return {
+    gateway,
+    router,
+    ops,
+    resourceProxy,
+    get fleet() {
+      return fleet;
+    },
+    files: { kubeconfig: kubeconfigFile, ca: caFile },
+    nextSteps() {
+      const first = names[0];
+      return [
+        '',
+        'pullplane is running in single-process mode.',
+        `  stream gateway   ${c.listenHost}:${gateway.agentPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
+        `  resource proxy   https://${c.listenHost}:${resourceProxy.port}/clusters/<agent>`,
+        `  health, metrics  http://${c.listenHost}:${c.opsPort}/readyz  /metrics`,
+        '',
+        'Try:',
+        ...(first
+          ? [
+              `  kubectl --kubeconfig ${kubeconfigFile} get deployments,pods -A`,
+              `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} get pods -n demo -w`,
+              `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} api-resources`,
+            ]
+          : ['  (start with --agents=N to get demo agents)']),
+        '',
+      ].join('\n');
+    },
+    async start() {
+      await ops.listen();
+      await gateway.start();
+      await router.start();
+      await resourceProxy.listen();
+      const entries = await Promise.all(
+        names.map(async (name) => ({
+          name,
+          server: agentServerUrl(`https://${c.listenHost}:${resourceProxy.port}`, name),
+          caPem: ca.certPem,
+          // One agent per token: kubectl's --raw drops the /clusters/<agent> prefix, and a
+          // single-agent credential still tells the proxy which cluster is meant.
+          token: await callers.issue('all-in-one-admin', { agents: [name] }),
+        })),
+      );
+      if (entries.length > 0) writeFileSync(kubeconfigFile, renderKubeconfig(entries), { mode: 0o600 });
+      fleet = await startFleet({
+        names,
+        target: `${c.listenHost}:${gateway.agentPort}`,
+        clusters: 'per-agent',
+        heartbeatIntervalMs: 30_000,
+        logger: logger.child({ component: 'demo-agent' }),
+        credentialsFor: async (name) => {
+          const cert = agentCerts.get(name)!;
+          return {
+            credentials: credentials.createSsl(Buffer.from(ca.certPem), Buffer.from(cert.keyPem), Buffer.from(cert.certPem)),
+            serverNameOverride: 'localhost',
+          };
+        },
+      });
+      await fleet.connected();
+      // Presence reaches the router asynchronously; wait so the banner's commands work at once.
+      const deadline = Date.now() + 5_000;
+      while (!names.every((n) => router.lookup(n)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    },
+    async stop() {
+      ops.markShuttingDown();
+      await resourceProxy.close(2_000);
+      await fleet?.stop();
+      await gateway.stop();
+      router.stop();
+      await bus.close();
+      await ops.close();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { defineOptions } from '@pullplane/config';
+
+/**
+ * The single-process mode. Ports default to unusual values so a local Redis or API server
+ * on the standard ports is never in the way.
+ */
+export const allInOneOptions = defineOptions([
+  {
+    flag: 'listen-host',
+    type: 'string',
+    default: '127.0.0.1',
+    env: 'PULLPLANE_LISTEN_HOST',
+    description: 'Address every listener binds to.',
+  },
+  { flag: 'gateway-port', type: 'port', default: 18443, env: 'PULLPLANE_GATEWAY_PORT', description: 'Where agents connect.' },
+  {
+    flag: 'resource-proxy-port',
+    type: 'port',
+    default: 19090,
+    env: 'PULLPLANE_RESOURCE_PROXY_PORT',
+    description: 'The Kubernetes API front for kubectl and Argo CD.',
+  },
+  {
+    flag: 'ops-port',
+    type: 'port',
+    default: 18000,
+    env: 'PULLPLANE_OPS_PORT',
+    description: '/healthz, /readyz and /metrics.',
+  },
+  {
+    flag: 'agents',
+    type: 'int',
+    default: 2,
+    min: 0,
+    max: 10000,
+    env: 'PULLPLANE_DEMO_AGENTS',
+    description: 'Demo agents to start, each with its own simulated cluster seeded with Argo CD apps.',
+  },
+  {
+    flag: 'state-dir',
+    type: 'string',
+    default: '.pullplane',
+    env: 'PULLPLANE_STATE_DIR',
+    description: 'Where the generated CA, certificates and kubeconfig are written.',
+  },
+  {
+    flag: 'request-timeout',
+    type: 'duration',
+    default: '10s',
+    env: 'PULLPLANE_REQUEST_TIMEOUT',
+    description: 'Non-streaming requests fail with 504 after this long.',
+  },
+  {
+    flag: 'log-level',
+    type: 'enum',
+    values: ['trace', 'debug', 'info', 'warn', 'error'],
+    default: 'info',
+    env: 'PULLPLANE_LOG_LEVEL',
+    description: 'Log level.',
+  },
+]);

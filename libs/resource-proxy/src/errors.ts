@@ -1,0 +1,59 @@
+import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+
+/**
+ * Every answer the proxy itself gives, as a Kubernetes Status. Codes and messages follow the
+ * troubleshooting table of the live-resources guide, so operators can search for them.
+ */
+export const ProxyError = {
+  NO_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'no credentials: present a client certificate or a bearer token' },
+  BAD_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'credentials not accepted' },
+  NOT_BOUND: { code: 403, reason: 'Forbidden', message: 'credentials do not cover this agent' },
+  BAD_PATH: { code: 400, reason: 'BadRequest', message: 'malformed request path' },
+  UNSUPPORTED: { code: 400, reason: 'BadRequest', message: 'exec, attach and port-forward are not supported through the resource proxy' },
+  TOO_LARGE: { code: 413, reason: 'RequestEntityTooLarge', message: 'request body exceeds the limit' },
+  NOT_CONNECTED: { code: 502, reason: 'ServiceUnavailable', message: 'Agent is not connected' },
+  TUNNEL_LOST: { code: 502, reason: 'ServiceUnavailable', message: 'the tunnel to the agent was lost' },
+  DISABLED: { code: 503, reason: 'ServiceUnavailable', message: 'resource proxy is disabled on the agent' },
+  TIMEOUT: { code: 504, reason: 'Timeout', message: 'the agent did not answer in time' },
+  CLUSTER_FAILED: { code: 500, reason: 'InternalError', message: 'the cluster API request failed' },
+} as const;
+export type ProxyErrorName = keyof typeof ProxyError;
+
+export interface ProxyFailure {
+  name: ProxyErrorName;
+  detail?: string;
+}
+
+/** The one boundary where tunnel failures become HTTP answers. */
+export function fromTunnelError(err: TunnelError): ProxyFailure {
+  switch (err.code) {
+    case TunnelErrorCode.NOT_FOUND:
+      return { name: 'NOT_CONNECTED', detail: err.message };
+    case TunnelErrorCode.REFUSED:
+      return { name: 'DISABLED', detail: err.message };
+    case TunnelErrorCode.DEADLINE_EXCEEDED:
+      return { name: 'TIMEOUT', detail: err.message };
+    case TunnelErrorCode.UNAVAILABLE:
+    case TunnelErrorCode.GOING_AWAY:
+      return { name: 'TUNNEL_LOST', detail: err.message };
+    default:
+      return { name: 'CLUSTER_FAILED', detail: err.message };
+  }
+}
+
+export function statusBody(f: ProxyFailure): { code: number; body: string } {
+  const e = ProxyError[f.name];
+  const message = f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
+  return {
+    code: e.code,
+    body: JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason: e.reason,
+      code: e.code,
+    }),
+  };
+}

@@ -1,0 +1,132 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import {
+  extractBearerToken,
+  extractHeaderIdentity,
+  type HeaderAuthMethod,
+  identityFromPeerCertificate,
+  isDnsLabel,
+  type TokenAuthority,
+  TokenError,
+} from '@pullplane/auth';
+import type { ProxyFailure } from './errors.js';
+
+export interface CallerAuthOptions {
+  /** Verifies caller tokens (audience `resource-proxy`). */
+  tokens?: TokenAuthority;
+  /** Mesh mode: the caller's identity header, and who may use the proxy that way. */
+  meshIdentity?: { method: HeaderAuthMethod; allowed: readonly string[] };
+}
+
+export interface ResolvedTarget {
+  caller: string;
+  via: 'mtls' | 'token' | 'mesh';
+  agent: string;
+  /** Path and query as the agent's API server must see them. */
+  path: string;
+}
+
+const PREFIX = /^\/(?:k8s\/)?clusters\/([^/]*)(\/.*)?$/;
+
+/**
+ * Rejects anything that could walk out of the intended path after decoding: dot segments,
+ * encoded separators or dots, backslashes, control characters, empty segments.
+ */
+export function checkPath(rawPath: string): string | undefined {
+  const q = rawPath.indexOf('?');
+  const path = q < 0 ? rawPath : rawPath.slice(0, q);
+  if (!path.startsWith('/')) return 'path must start with /';
+  if (/%(2e|2f|5c|00)/i.test(path)) return 'encoded dots, slashes or NUL are not allowed in the path';
+  if (/[\\\x00-\x1f\x7f]/.test(rawPath)) return 'control characters or backslashes are not allowed';
+  if (path.length > 1 && path.includes('//')) return 'empty path segments are not allowed';
+  for (const seg of path.split('/')) if (seg === '.' || seg === '..') return 'dot segments are not allowed';
+  try {
+    decodeURIComponent(path);
+  } catch {
+    return 'malformed percent-encoding';
+  }
+  return undefined;
+}
+
+/**
+ * Works out who is asking and for which agent, never routing to an agent the caller is not
+ * bound to: a client certificate binds to the agent named by its CN; a token to the agents
+ * it lists; a mesh identity on the allow-list to any agent named in the path.
+ */
+export async function resolveTarget(
+  req: IncomingMessage,
+  opts: CallerAuthOptions,
+): Promise<{ ok: true; target: ResolvedTarget } | { ok: false; failure: ProxyFailure }> {
+  const raw = req.url ?? '/';
+  const problem = checkPath(raw);
+  if (problem) return { ok: false, failure: { name: 'BAD_PATH', detail: problem } };
+
+  let agentFromPath: string | undefined;
+  let path = raw;
+  const pathOnly = raw.split('?')[0]!;
+  const m = PREFIX.exec(pathOnly);
+  if (m) {
+    agentFromPath = m[1]!;
+    if (!isDnsLabel(agentFromPath)) {
+      return { ok: false, failure: { name: 'BAD_PATH', detail: `"${agentFromPath.slice(0, 64)}" is not an agent name` } };
+    }
+    path = (m[2] ?? '/') + raw.slice(pathOnly.length);
+  }
+
+  const caller = await identifyCaller(req, opts);
+  if (!caller.ok) return caller;
+  const { identity, via, agents } = caller;
+  const agent = agentFromPath ?? (agents !== '*' && agents.length === 1 ? agents[0] : undefined);
+  if (!agent) {
+    return {
+      ok: false,
+      failure: { name: 'BAD_PATH', detail: 'name the agent with /clusters/<agent>/… for credentials that cover several agents' },
+    };
+  }
+  if (agents !== '*' && !agents.includes(agent)) {
+    return { ok: false, failure: { name: 'NOT_BOUND', detail: `${identity} may not reach agent ${agent}` } };
+  }
+  return { ok: true, target: { caller: identity, via, agent, path } };
+}
+
+type Caller =
+  | { ok: true; identity: string; via: ResolvedTarget['via']; agents: string[] | '*' }
+  | { ok: false; failure: ProxyFailure };
+
+async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Promise<Caller> {
+  const socket = req.socket as Partial<TLSSocket>;
+  const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+  const presented = peer && Object.keys(peer).length > 0;
+  if (presented) {
+    if (!socket.authorized) {
+      return {
+        ok: false,
+        failure: { name: 'BAD_CREDENTIALS', detail: `client certificate not accepted: ${String(socket.authorizationError)}` },
+      };
+    }
+    const id = identityFromPeerCertificate({ kind: 'mtls', match: 'common-name', spec: 'mtls' }, peer);
+    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
+    return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
+  }
+  if (req.headers.authorization !== undefined) {
+    if (!opts.tokens) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };
+    const bearer = extractBearerToken(req.headers);
+    if (!bearer.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: bearer.reason } };
+    try {
+      const t = await opts.tokens.verify(bearer.token);
+      return { ok: true, identity: t.agent, via: 'token', agents: t.agents ?? [t.agent] };
+    } catch (err) {
+      const detail = err instanceof TokenError ? err.message : 'token rejected';
+      return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail } };
+    }
+  }
+  if (opts.meshIdentity && req.headers[opts.meshIdentity.method.header] !== undefined) {
+    const id = extractHeaderIdentity(opts.meshIdentity.method, req.headers);
+    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
+    if (!opts.meshIdentity.allowed.includes(id.identity.agent)) {
+      return { ok: false, failure: { name: 'NOT_BOUND', detail: `${id.identity.agent} is not an allowed caller` } };
+    }
+    return { ok: true, identity: id.identity.agent, via: 'mesh', agents: '*' };
+  }
+  return { ok: false, failure: { name: 'NO_CREDENTIALS' } };
+}

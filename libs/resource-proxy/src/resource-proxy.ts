@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { RouteOpenInit } from '@pullplane/router';
+import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import { isTunnelError, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { fromTunnelError, type ProxyFailure, statusBody } from './errors.js';
+import { type CallerAuthOptions, type ResolvedTarget, resolveTarget } from './request-target.js';
+
+export interface StreamOpener {
+  open(agent: string, init: RouteOpenInit): TunnelStream;
+}
+
+export interface ResourceProxyOptions {
+  router: StreamOpener;
+  logger: Logger;
+  registry: Registry;
+  host: string;
+  port: number;
+  /** TLS for callers; client certificates are requested and verified against `ca`. */
+  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  auth: CallerAuthOptions;
+  /** Non-streaming requests fail with 504 when no response head arrives in time. */
+  requestTimeoutMs: number;
+  maxRequestBodyBytes: number;
+  /** Callers allowed to send Impersonate-* headers through (empty: stripped for all). */
+  impersonators?: readonly string[];
+}
+
+/** Request headers that never reach the agent: hop-by-hop, the caller's credentials, identity. */
+const STRIP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'cookie',
+  'x-forwarded-client-cert',
+  'l5d-client-id',
+]);
+const STRIP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
+const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
+
+export interface ResourceProxy {
+  readonly port: number;
+  listen(): Promise<void>;
+  /** Stops accepting; in-flight requests (watches too) get `graceMs`, then are cut. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function isStreaming(path: string): boolean {
+  const q = new URLSearchParams(path.split('?')[1] ?? '');
+  const watch = q.get('watch');
+  if (watch === 'true' || watch === '1' || path.includes('/watch/')) return true;
+  return /\/log(\?|$)/.test(path) && q.get('follow') === 'true';
+}
+
+/**
+ * Looks like a Kubernetes API server to Argo CD and kubectl, and forwards each request
+ * through the owning agent's tunnel. Bodies stream both ways; nothing is buffered whole.
+ */
+export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
+  const log = opts.logger;
+  const requests = getOrCreateCounter(opts.registry, {
+    name: 'resource_proxy_requests_total',
+    help: 'Requests answered by the resource proxy, by status code class and verb.',
+    labelNames: ['code', 'method'],
+  });
+  const duration = getOrCreateHistogram(opts.registry, {
+    name: 'resource_proxy_request_duration_seconds',
+    help: 'Time to the response head through the tunnel.',
+    labelNames: ['method'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+  });
+  const impersonators = new Set(opts.impersonators ?? []);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const started = process.hrtime.bigint();
+    const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || randomUUID();
+    let bytesIn = 0;
+    let bytesOut = 0;
+    let target: ResolvedTarget | undefined;
+    const audit = (status: number, extra: Record<string, unknown> = {}) => {
+      requests.inc({ code: `${Math.floor(status / 100)}xx`, method: req.method ?? '' });
+      log.info(
+        {
+          requestId,
+          caller: target?.caller,
+          via: target?.via,
+          agent: target?.agent,
+          verb: req.method,
+          path: target?.path ?? req.url,
+          status,
+          bytesIn,
+          bytesOut,
+          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          ...extra,
+        },
+        'resource proxy request',
+      );
+    };
+    const fail = (f: ProxyFailure) => {
+      const { code, body } = statusBody(f);
+      if (!res.headersSent) {
+        res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      } else {
+        res.destroy();
+      }
+      audit(code, { error: f.detail ?? f.name });
+      req.resume();
+    };
+
+    const resolved = await resolveTarget(req, opts.auth);
+    if (!resolved.ok) return fail(resolved.failure);
+    target = resolved.target;
+    if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade) return fail({ name: 'UNSUPPORTED' });
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > opts.maxRequestBodyBytes) {
+      return fail({ name: 'TOO_LARGE', detail: `${declared} bytes > ${opts.maxRequestBodyBytes}` });
+    }
+    const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+    const headers: Array<{ name: string; value: string }> = [];
+    const mayImpersonate = impersonators.has(target.caller);
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      const lower = name.toLowerCase();
+      if (STRIP.has(lower) || (lower.startsWith('impersonate-') && !mayImpersonate)) continue;
+      headers.push({ name, value: req.rawHeaders[i + 1]! });
+    }
+    const streaming = isStreaming(target.path);
+    let stream: TunnelStream;
+    try {
+      stream = opts.router.open(target.agent, {
+        head: { case: 'http', value: { method: req.method ?? 'GET', path: target.path, headers } },
+        hasBody,
+        requestId,
+        deadlineUnixMs: streaming ? 0n : BigInt(Date.now() + opts.requestTimeoutMs),
+        routeDeadline: Date.now() + opts.requestTimeoutMs,
+      });
+    } catch (err) {
+      if (isTunnelError(err)) return fail(fromTunnelError(err));
+      throw err;
+    }
+
+    // The caller went away (closed a watch, Ctrl-C on logs -f): release every hop at once.
+    res.on('close', () => {
+      if (!res.writableFinished && !stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+    });
+    if (hasBody) {
+      req.on('data', (chunk: Buffer) => {
+        bytesIn += chunk.length;
+        if (bytesIn > opts.maxRequestBodyBytes) {
+          stream.reset(TunnelErrorCode.CANCELLED, 'request body over the limit');
+          fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` });
+          req.destroy();
+        }
+      });
+      req.pipe(stream);
+    }
+
+    const timer = streaming
+      ? undefined
+      : setTimeout(() => stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${opts.requestTimeoutMs} ms`), opts.requestTimeoutMs);
+    let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
+    try {
+      head = await stream.responseHead();
+    } catch (err) {
+      clearTimeout(timer);
+      if (res.writableEnded || res.destroyed) return;
+      return fail(fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))));
+    }
+    clearTimeout(timer);
+    duration.observe({ method: req.method ?? '' }, Number(process.hrtime.bigint() - started) / 1e9);
+    const out: Record<string, string | string[]> = {};
+    for (const h of head.headers) {
+      const lower = h.name.toLowerCase();
+      if (STRIP_RESPONSE.has(lower)) continue;
+      const prev = out[lower];
+      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
+    }
+    res.writeHead(head.status, out);
+    if (streaming) res.flushHeaders();
+    stream.on('data', (chunk: Buffer) => {
+      bytesOut += chunk.length;
+      if (!res.write(chunk)) {
+        stream.pause();
+        res.once('drain', () => stream.resume());
+      }
+    });
+    stream.on('end', () => {
+      res.end();
+      audit(head.status);
+    });
+    stream.on('close', () => {
+      if (stream.errored && !res.writableEnded) {
+        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
+        res.destroy();
+        audit(head.status, { error: stream.errored.message });
+      }
+    });
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err: String(err), path: req.url }, 'resource proxy handler failed');
+      if (!res.headersSent) {
+        const { code, body } = statusBody({ name: 'CLUSTER_FAILED', detail: 'internal proxy error' });
+        res.writeHead(code, { 'content-type': 'application/json' }).end(body);
+      } else res.destroy();
+    });
+  };
+  const server = opts.tls
+    ? https.createServer(
+        { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.ca ? { ca: opts.tls.ca } : {}), requestCert: true, rejectUnauthorized: false },
+        onRequest,
+      )
+    : http.createServer(onRequest);
+  // Streaming requests live long: no server-side idle or request timeouts.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.keepAliveTimeout = 65_000;
+  server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
+    const { code, body } = statusBody({ name: 'UNSUPPORTED' });
+    socket.end(`HTTP/1.1 ${code} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+  server.on('clientError', (err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    log.debug({ err: err.message }, 'malformed HTTP request');
+  });
+
+  return {
+    get port() {
+      return (server.address() as AddressInfo | null)?.port ?? 0;
+    },
+    listen() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port, opts.host, () => {
+          server.off('error', reject);
+          log.info({ host: opts.host, port: (server.address() as AddressInfo).port, tls: Boolean(opts.tls) }, 'resource proxy listening');
+          resolve();
+        });
+      });
+    },
+    close(graceMs = 5_000) {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => {
+          server.closeAllConnections();
+          resolve();
+        }, graceMs).unref();
+      });
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { type AgentCredentials, type Fleet, type FleetOptions, type SimulatedAgent, startFleet } from './fleet.js';
