@@ -1,12 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import { agentAuthenticator, type Authenticator, Gateway } from '@pullplane/gateway';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
+import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import { agentServerUrl, createResourceProxy, renderKubeconfig, type ResourceProxy } from '@pullplane/resource-proxy';
+import {
+  agentServerUrl,
+  createResourceProxy,
+  type ResourceProxy,
+  renderKubeconfig,
+} from '@pullplane/resource-proxy';
 import { AgentRouter } from '@pullplane/router';
 import { type Fleet, startFleet } from '@pullplane/simulator';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
@@ -30,13 +35,20 @@ export interface AllInOneApp {
   stop(): Promise<void>;
 }
 
-const REJECT_INTERNAL: Authenticator = () => ({ ok: false, code: 'NO_INTERNAL', reason: 'single-process mode has no internal listener' });
+const REJECT_INTERNAL: Authenticator = () => ({
+  ok: false,
+  code: 'NO_INTERNAL',
+  reason: 'single-process mode has no internal listener',
+});
 
 /**
  * The three principal services in one process over an in-memory bus, plus demo agents that
  * dial the gateway over real loopback mTLS and serve simulated clusters.
  */
-export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logger; registry: Registry }): Promise<AllInOneApp> {
+export async function createAllInOneApp(
+  c: AllInOneConfig,
+  deps: { logger: Logger; registry: Registry },
+): Promise<AllInOneApp> {
   const { logger, registry } = deps;
   const stateDir = path.resolve(c.stateDir);
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -51,7 +63,8 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logge
   writeFileSync(caFile, ca.certPem);
   const names = Array.from({ length: c.agents }, (_, i) => `demo-${i + 1}`);
   const agentCerts = new Map<string, CertificateAndKey>();
-  for (const name of names) agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client' }));
+  for (const name of names)
+    agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client' }));
 
   const bus = createMemoryBus();
   const gateway = new Gateway({
@@ -89,7 +102,13 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logge
     requestTimeoutMs: c.requestTimeout,
     maxRequestBodyBytes: 10 * 1024 * 1024,
   });
-  const ops = createOpsServer({ host: c.listenHost, healthzPort: c.opsPort, metricsPort: c.opsPort, registry, logger });
+  const ops = createOpsServer({
+    host: c.listenHost,
+    healthzPort: c.opsPort,
+    metricsPort: c.opsPort,
+    registry,
+    logger,
+  });
   ops.addReadinessCheck('gateway', () => (gateway.ready ? true : 'gateway not started'));
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
@@ -148,7 +167,11 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logge
         credentialsFor: async (name) => {
           const cert = agentCerts.get(name)!;
           return {
-            credentials: credentials.createSsl(Buffer.from(ca.certPem), Buffer.from(cert.keyPem), Buffer.from(cert.certPem)),
+            credentials: credentials.createSsl(
+              Buffer.from(ca.certPem),
+              Buffer.from(cert.keyPem),
+              Buffer.from(cert.certPem),
+            ),
             serverNameOverride: 'localhost',
           };
         },
@@ -156,7 +179,8 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: { logger: Logge
       await fleet.connected();
       // Presence reaches the router asynchronously; wait so the banner's commands work at once.
       const deadline = Date.now() + 5_000;
-      while (!names.every((n) => router.lookup(n)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (!names.every((n) => router.lookup(n)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
     },
     async stop() {
       ops.markShuttingDown();

@@ -12,7 +12,13 @@ export const allInOneOptions = defineOptions([
     env: 'PULLPLANE_LISTEN_HOST',
     description: 'Address every listener binds to.',
   },
-  { flag: 'gateway-port', type: 'port', default: 18443, env: 'PULLPLANE_GATEWAY_PORT', description: 'Where agents connect.' },
+  {
+    flag: 'gateway-port',
+    type: 'port',
+    default: 18443,
+    env: 'PULLPLANE_GATEWAY_PORT',
+    description: 'Where agents connect.',
+  },
   {
     flag: 'resource-proxy-port',
     type: 'port',

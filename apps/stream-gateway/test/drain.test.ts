@@ -1,7 +1,12 @@
 import { rmSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 import type { Agent } from '@pullplane/agent-core';
-import { type NatsServerHandle, startNatsServer, startTcpBalancer, type TcpBalancer } from '@pullplane/testing';
+import {
+  type NatsServerHandle,
+  startNatsServer,
+  startTcpBalancer,
+  type TcpBalancer,
+} from '@pullplane/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   type GatewayProcess,

@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '@pullplane/config';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type AllInOneApp, createAllInOneApp } from '../src/app.js';
+import { allInOneOptions } from '../src/options.js';
+
+const run = promisify(execFile);
+let app: AllInOneApp;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'all-in-one-'));
+  const { config } = loadConfig(allInOneOptions, {
+    argv: ['--gateway-port=0', '--resource-proxy-port=0', '--ops-port=0', '--agents=2', `--state-dir=${dir}`],
+    env: {},
+  });
+  app = await createAllInOneApp(config, { logger: pino({ level: 'silent' }), registry: new Registry() });
+  await app.start();
+}, 60_000);
+
+afterAll(async () => {
+  await app?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const kubectl = (...args: string[]) =>
+  run('kubectl', ['--kubeconfig', app.files.kubeconfig, '--request-timeout=10s', ...args]);
+
+it("serves each demo agent's simulated cluster to kubectl through the tunnel", async () => {
+  const { stdout } = await kubectl('get', 'deployments', '-A', '-o', 'name');
+  expect(stdout.split('\n').filter(Boolean).sort()).toEqual([
+    'deployment.apps/guestbook',
+    'deployment.apps/podinfo',
+  ]);
+  const other = await kubectl('--context', 'demo-2', 'get', '--raw', '/version');
+  expect(JSON.parse(other.stdout)).toHaveProperty('gitVersion');
+  expect(
+    app.gateway
+      .sessions()
+      .map((s) => s.agent)
+      .sort(),
+  ).toEqual(['demo-1', 'demo-2']);
+  expect(app.nextSteps()).toContain(`kubectl --kubeconfig ${app.files.kubeconfig}`);
+});
