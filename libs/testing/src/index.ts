@@ -1,0 +1,37 @@
+export {
+  addCustomResource,
+  buildKubeconfig,
+  type CustomResourceOptions,
+  type FakeKubeApiServer,
+  type FakeKubeApiServerOptions,
+  type FakeKubeStore,
+  type FakeKubeTlsOptions,
+  type FaultAction,
+  type FaultHook,
+  type FaultRequest,
+  type KubeconfigOptions,
+  type KubectlOptions,
+  type KubectlResult,
+  type KubectlStream,
+  type KubeObject,
+  type ObjectRef,
+  type RequestLog,
+  runKubectl,
+  type SeedArgoDemoOptions,
+  type SeededApp,
+  type SeededArgoDemo,
+  StatusError,
+  seedArgoDemo,
+  spawnKubectl,
+  startFakeKubeApiServer,
+} from './kube/index.js';
+export { freePort } from './launchers/free-port.js';
+export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
+export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';
+export {
+  type RedisServerHandle,
+  type RedisServerOptions,
+  startRedisServer,
+} from './launchers/redis-server.js';
+export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
+export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';

@@ -1,0 +1,109 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { errors, StatusError } from './status.js';
+
+/** The largest request body the real API server accepts (3 MiB). */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) {
+      throw new StatusError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Decodes a create/update body: JSON or YAML; protobuf (and anything else) is refused with 415. */
+export function decodeObjectBody(contentType: string | undefined, body: string): unknown {
+  const type = mediaType(contentType);
+  if (type !== '' && type !== 'application/json' && type !== 'application/yaml' && type !== '*/*') {
+    throw errors.unsupportedMediaType(type, ['application/json', 'application/yaml']);
+  }
+  if (body.trim() === '') throw errors.badRequest('the request body is empty');
+  try {
+    return type === 'application/yaml' ? parseYaml(body) : JSON.parse(body);
+  } catch (err) {
+    throw errors.badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
+  }
+}
+
+interface AcceptEntry {
+  type: string;
+  params: Record<string, string>;
+}
+
+export function parseAccept(header: string | undefined): AcceptEntry[] {
+  if (!header) return [];
+  return header.split(',').map((entry) => {
+    const [type = '', ...rest] = entry.split(';').map((s) => s.trim());
+    const params: Record<string, string> = {};
+    for (const p of rest) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params[p.slice(0, eq).toLowerCase()] = p.slice(eq + 1);
+    }
+    return { type: type.toLowerCase(), params };
+  });
+}
+
+/** `meta.k8s.io/v1` or `v1beta1` when the client asked for server-side printing, else undefined. */
+export function tableVersion(accept: string | undefined): string | undefined {
+  const entry = parseAccept(accept).find((e) => e.params.as === 'Table' && e.params.g === 'meta.k8s.io');
+  return entry ? `meta.k8s.io/${entry.params.v ?? 'v1'}` : undefined;
+}
+
+/** Which aggregated discovery version the client asked for, if any. */
+export function aggregatedDiscoveryVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  for (const e of parseAccept(accept)) {
+    if (e.params.as === 'APIGroupDiscoveryList' && e.params.g === 'apidiscovery.k8s.io') {
+      if (e.params.v === 'v2' || e.params.v === 'v2beta1') return e.params.v;
+    }
+  }
+  return undefined;
+}
+
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  contentType = 'application/json',
+): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(payload),
+    'Cache-Control': 'no-cache, private',
+  });
+  res.end(payload);
+}
+
+export function sendStatus(res: ServerResponse, err: StatusError): void {
+  sendJson(res, err.code, err.toStatus());
+}
+
+/** First value of each query parameter (what the server reads for scalar options). */
+export function firstValues(params: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of params) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+export function parseBoolParam(value: string | null): boolean {
+  return value === 'true' || value === '1';
+}
+
+export function parseIntParam(name: string, value: string | null): number | undefined {
+  if (value === null || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw errors.badRequest(`invalid value for ${name}: ${value}`);
+  return n;
+}

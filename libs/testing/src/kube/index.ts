@@ -1,0 +1,43 @@
+export {
+  addCustomResource,
+  BUILTIN_RESOURCES,
+  type CustomResourceOptions,
+  createBuiltinRegistry,
+} from './builtin-resources.js';
+export type {
+  FakeKubeApiServer,
+  FakeKubeApiServerOptions,
+  FakeKubeTlsOptions,
+  FaultAction,
+  FaultHook,
+  FaultRequest,
+  RequestLog,
+} from './fake-kube-api-server.js';
+export { startFakeKubeApiServer } from './fake-kube-api-server.js';
+export type { FakeKubeStore, StoreListFilter } from './fake-store.js';
+export { buildKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
+export {
+  type KubectlOptions,
+  type KubectlResult,
+  type KubectlStream,
+  runKubectl,
+  spawnKubectl,
+} from './kubectl.js';
+export type { StoreEvent } from './object-store.js';
+export type { CrdPrinterColumn } from './printer-columns.js';
+export {
+  type PrinterColumn,
+  ResourceRegistry,
+  type ResourceType,
+  type ResourceTypeInit,
+} from './resource-registry.js';
+export {
+  INSTANCE_LABEL,
+  type SeedArgoDemoOptions,
+  type SeededApp,
+  type SeededArgoDemo,
+  seedArgoDemo,
+  TRACKING_ANNOTATION,
+} from './seed-argo-demo.js';
+export { type KubeStatus, StatusError } from './status.js';
+export type { KubeObject, ManagedFieldsEntry, ObjectMeta, ObjectRef, OwnerReference } from './types.js';
