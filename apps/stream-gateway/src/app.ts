@@ -132,9 +132,16 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         presenceTtlMs: ttl,
         onWarning: (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
       });
+      const internal = internalAuthenticator(internalAuth, c.internalAllowedClients);
       const listenerTls = (mtls: boolean) => (tls ? { ...tls, requireClientCert: mtls } : undefined);
       const agentTls = listenerTls(agentAuth.kind === 'mtls');
-      const internalTls = listenerTls(internalAuth.kind === 'mtls');
+      const internalTls = tls
+        ? {
+            ...tls,
+            requireClientCert: internalAuth.kind === 'mtls',
+            ...(internal.perConnection ? { authorize: internal.perConnection } : {}),
+          }
+        : undefined;
       gateway = new Gateway({
         bus,
         logger,
@@ -149,7 +156,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
           c.advertiseAddress ??
           (isLoopback(c.internalListenHost ?? c.listenHost) ? '127.0.0.1' : firstAddress()),
         authenticateAgent: agentAuthenticator(agentAuth, tokens ? { tokens } : {}),
-        authenticateInternal: internalAuthenticator(internalAuth, c.internalAllowedClients),
+        authenticateInternal: internal.perCall,
         maxChunkSize: c.maxChunkSize,
         initialWindow: c.streamWindow,
         drainTimeoutMs: c.drainTimeout,

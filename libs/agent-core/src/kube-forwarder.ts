@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import { pipeline } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -77,7 +76,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): (stream: Logica
         headers: reqHeaders,
         agent,
       };
+      // Fresh credentials every time (rotated service-account tokens, exec plugins), but our
+      // own keep-alive agent: client-node would hand us a new agent, hence a new TCP and TLS
+      // connection, per request.
       await opts.kubeConfig.applyToHTTPSOptions(options);
+      options.agent = agent;
       let responseComplete = false;
       const req = (isHttps ? https : http).request(options, (res) => {
         res.on('end', () => {
@@ -89,10 +92,13 @@ export function createKubeForwarder(opts: KubeForwarderOptions): (stream: Logica
           if (!STRIPPED_RESPONSE.has(name.toLowerCase())) out.push({ name, value: res.rawHeaders[i + 1]! });
         }
         stream.respond(res.statusCode ?? 502, out);
-        pipeline(res, stream, (err) => {
-          if (err && !stream.destroyed)
+        // pipe() rather than pipeline(): this is the hot path, and pipeline allocates an
+        // AbortController (and an AbortError on completion) per call.
+        res.on('error', (err) => {
+          if (!stream.destroyed)
             stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
         });
+        res.pipe(stream);
       });
       req.on('error', (err) => {
         if (stream.destroyed) return;

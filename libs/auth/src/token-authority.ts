@@ -152,7 +152,10 @@ export class TokenAuthority {
     const issuedAt = Math.floor(this.now().getTime() / 1000);
     for (const a of options.agents ?? []) {
       if (!isDnsLabel(a)) {
-        throw new TokenError(TokenErrorCode.InvalidRequest, `agent name ${JSON.stringify(a)} is not a DNS-1123 label`);
+        throw new TokenError(
+          TokenErrorCode.InvalidRequest,
+          `agent name ${JSON.stringify(a)} is not a DNS-1123 label`,
+        );
       }
     }
     const jwt = new SignJWT(options.agents ? { agents: [...options.agents] } : {})
@@ -208,7 +211,10 @@ export class TokenAuthority {
       throw new TokenError(TokenErrorCode.Revoked, `token ${jti} of agent ${agent} has been revoked`);
     }
     const scope = payload.agents;
-    if (scope !== undefined && !(Array.isArray(scope) && scope.every((a) => typeof a === 'string' && isDnsLabel(a)))) {
+    if (
+      scope !== undefined &&
+      !(Array.isArray(scope) && scope.every((a) => typeof a === 'string' && isDnsLabel(a)))
+    ) {
       throw new TokenError(TokenErrorCode.Malformed, 'token agents claim is not a list of agent names');
     }
     return {

@@ -1,3 +1,4 @@
+import type { PeerCertificate } from 'node:tls';
 import {
   type AuthMethod,
   extractHeaderIdentity,
@@ -42,21 +43,32 @@ export function agentAuthenticator(method: AuthMethod, deps: AuthenticatorDeps =
   return async (ctx) => outcome(await identify(method, ctx, deps));
 }
 
+export interface InternalAuth {
+  /** Per forward call: the mesh identity header (cheap), or nothing for mTLS. */
+  perCall: Authenticator;
+  /** Per TLS connection, for mTLS: the certificate is parsed once, not on every call. */
+  perConnection?: (peer: PeerCertificate) => AuthOutcome;
+}
+
 /**
- * The internal listener's authenticator: proxy replicas prove who they are the same ways
+ * The internal listener's authentication: proxy replicas prove who they are the same ways
  * agents do (mTLS or mesh identity), optionally restricted to an allow-list of identities.
  */
-export function internalAuthenticator(method: AuthMethod, allowed: readonly string[]): Authenticator {
+export function internalAuthenticator(method: AuthMethod, allowed: readonly string[]): InternalAuth {
   const allow = new Set(allowed);
-  return async (ctx) => {
-    const r = outcome(await identify(method, ctx, {}));
-    if (r.ok && allow.size > 0 && !allow.has(r.identity)) {
-      return {
-        ok: false,
-        code: 'INTERNAL_CALLER_NOT_ALLOWED',
-        reason: `caller ${r.identity} is not an allowed internal client`,
-      };
-    }
-    return r;
-  };
+  const check = (r: AuthOutcome): AuthOutcome =>
+    r.ok && allow.size > 0 && !allow.has(r.identity)
+      ? {
+          ok: false,
+          code: 'INTERNAL_CALLER_NOT_ALLOWED',
+          reason: `caller ${r.identity} is not an allowed internal client`,
+        }
+      : r;
+  if (method.kind === 'mtls') {
+    return {
+      perCall: () => ({ ok: true, identity: 'mtls-connection' }),
+      perConnection: (peer) => check(outcome(identityFromPeerCertificate(method, peer))),
+    };
+  }
+  return { perCall: async (ctx) => check(outcome(await identify(method, ctx, {}))) };
 }

@@ -13,11 +13,13 @@ export type AuthOutcome = { ok: true; identity: string } | { ok: false; code: st
 
 export type Authenticator = (ctx: CallContext) => AuthOutcome | Promise<AuthOutcome>;
 
+/** The peer certificate is looked up only if an authenticator asks for it. */
 export function callContext(call: ServerDuplexStream<unknown, unknown>): CallContext {
-  const auth = call.getAuthContext();
   return {
     metadata: call.metadata,
-    ...(auth?.sslPeerCertificate ? { peerCertificate: auth.sslPeerCertificate } : {}),
+    get peerCertificate() {
+      return call.getAuthContext()?.sslPeerCertificate;
+    },
     remote: call.getPeer(),
   };
 }

@@ -10,6 +10,13 @@ export interface ListenerTls {
   ca?: string | Buffer;
   /** Reject connections without a valid client certificate (mTLS). */
   requireClientCert: boolean;
+  /**
+   * Decides once per connection who the client is (its certificate cannot change on an
+   * established connection), so per-call authentication need not parse it again.
+   */
+  authorize?: (
+    peer: tls.PeerCertificate,
+  ) => { ok: true; identity: string } | { ok: false; code: string; reason: string };
 }
 
 export interface GrpcListenerOptions {
@@ -42,6 +49,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
   if (opts.tls) {
     const t = opts.tls;
     const tlsServer = tls.createServer({
+      noDelay: true,
       cert: t.cert,
       key: t.key,
       ...(t.ca ? { ca: t.ca } : {}),
@@ -66,6 +74,21 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
         socket.destroy();
         return;
       }
+      if (t.authorize) {
+        const outcome = t.authorize(socket.getPeerCertificate());
+        if (!outcome.ok) {
+          log.warn(
+            {
+              remote: `${socket.remoteAddress}:${socket.remotePort}`,
+              code: outcome.code,
+              reason: outcome.reason,
+            },
+            'rejected TLS client: identity not allowed',
+          );
+          socket.destroy();
+          return;
+        }
+      }
       injector.injectConnection(socket);
     });
     tlsServer.on('tlsClientError', (err, socket) => {
@@ -76,7 +99,8 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
     });
     netServer = tlsServer;
   } else {
-    netServer = net.createServer((socket) => injector.injectConnection(socket));
+    // Small frames (heads, window updates) must not wait for Nagle's algorithm.
+    netServer = net.createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
   }
   netServer.on('error', (err) => log.error({ err: err.message }, 'listener error'));
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,10 @@
 export { AgentSession, type AgentSessionInfo } from './agent-session.js';
-export { type AuthenticatorDeps, agentAuthenticator, internalAuthenticator } from './authenticators.js';
+export {
+  type AuthenticatorDeps,
+  agentAuthenticator,
+  type InternalAuth,
+  internalAuthenticator,
+} from './authenticators.js';
 export { type Authenticator, type AuthOutcome, type CallContext, callContext } from './caller-auth.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';

@@ -5,11 +5,19 @@ import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
  * troubleshooting table of the live-resources guide, so operators can search for them.
  */
 export const ProxyError = {
-  NO_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'no credentials: present a client certificate or a bearer token' },
+  NO_CREDENTIALS: {
+    code: 401,
+    reason: 'Unauthorized',
+    message: 'no credentials: present a client certificate or a bearer token',
+  },
   BAD_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'credentials not accepted' },
   NOT_BOUND: { code: 403, reason: 'Forbidden', message: 'credentials do not cover this agent' },
   BAD_PATH: { code: 400, reason: 'BadRequest', message: 'malformed request path' },
-  UNSUPPORTED: { code: 400, reason: 'BadRequest', message: 'exec, attach and port-forward are not supported through the resource proxy' },
+  UNSUPPORTED: {
+    code: 400,
+    reason: 'BadRequest',
+    message: 'exec, attach and port-forward are not supported through the resource proxy',
+  },
   TOO_LARGE: { code: 413, reason: 'RequestEntityTooLarge', message: 'request body exceeds the limit' },
   NOT_CONNECTED: { code: 502, reason: 'ServiceUnavailable', message: 'Agent is not connected' },
   TUNNEL_LOST: { code: 502, reason: 'ServiceUnavailable', message: 'the tunnel to the agent was lost' },
@@ -43,7 +51,8 @@ export function fromTunnelError(err: TunnelError): ProxyFailure {
 
 export function statusBody(f: ProxyFailure): { code: number; body: string } {
   const e = ProxyError[f.name];
-  const message = f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
+  const message =
+    f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
   return {
     code: e.code,
     body: JSON.stringify({

@@ -37,6 +37,7 @@ export function checkPath(rawPath: string): string | undefined {
   const path = q < 0 ? rawPath : rawPath.slice(0, q);
   if (!path.startsWith('/')) return 'path must start with /';
   if (/%(2e|2f|5c|00)/i.test(path)) return 'encoded dots, slashes or NUL are not allowed in the path';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   if (/[\\\x00-\x1f\x7f]/.test(rawPath)) return 'control characters or backslashes are not allowed';
   if (path.length > 1 && path.includes('//')) return 'empty path segments are not allowed';
   for (const seg of path.split('/')) if (seg === '.' || seg === '..') return 'dot segments are not allowed';
@@ -68,7 +69,10 @@ export async function resolveTarget(
   if (m) {
     agentFromPath = m[1]!;
     if (!isDnsLabel(agentFromPath)) {
-      return { ok: false, failure: { name: 'BAD_PATH', detail: `"${agentFromPath.slice(0, 64)}" is not an agent name` } };
+      return {
+        ok: false,
+        failure: { name: 'BAD_PATH', detail: `"${agentFromPath.slice(0, 64)}" is not an agent name` },
+      };
     }
     path = (m[2] ?? '/') + raw.slice(pathOnly.length);
   }
@@ -80,7 +84,10 @@ export async function resolveTarget(
   if (!agent) {
     return {
       ok: false,
-      failure: { name: 'BAD_PATH', detail: 'name the agent with /clusters/<agent>/… for credentials that cover several agents' },
+      failure: {
+        name: 'BAD_PATH',
+        detail: 'name the agent with /clusters/<agent>/… for credentials that cover several agents',
+      },
     };
   }
   if (agents !== '*' && !agents.includes(agent)) {
@@ -101,7 +108,10 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
     if (!socket.authorized) {
       return {
         ok: false,
-        failure: { name: 'BAD_CREDENTIALS', detail: `client certificate not accepted: ${String(socket.authorizationError)}` },
+        failure: {
+          name: 'BAD_CREDENTIALS',
+          detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
+        },
       };
     }
     const id = identityFromPeerCertificate({ kind: 'mtls', match: 'common-name', spec: 'mtls' }, peer);
@@ -109,7 +119,8 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
     return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
   }
   if (req.headers.authorization !== undefined) {
-    if (!opts.tokens) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };
+    if (!opts.tokens)
+      return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };
     const bearer = extractBearerToken(req.headers);
     if (!bearer.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: bearer.reason } };
     try {
@@ -124,7 +135,10 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
     const id = extractHeaderIdentity(opts.meshIdentity.method, req.headers);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
     if (!opts.meshIdentity.allowed.includes(id.identity.agent)) {
-      return { ok: false, failure: { name: 'NOT_BOUND', detail: `${id.identity.agent} is not an allowed caller` } };
+      return {
+        ok: false,
+        failure: { name: 'NOT_BOUND', detail: `${id.identity.agent} is not an allowed caller` },
+      };
     }
     return { ok: true, identity: id.identity.agent, via: 'mesh', agents: '*' };
   }

@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
-import { isTunnelError, type TunnelStream, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { fromTunnelError, type ProxyFailure, statusBody } from './errors.js';
@@ -110,7 +110,10 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     const fail = (f: ProxyFailure) => {
       const { code, body } = statusBody(f);
       if (!res.headersSent) {
-        res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.writeHead(code, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        });
         res.end(body);
       } else {
         res.destroy();
@@ -122,7 +125,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     const resolved = await resolveTarget(req, opts.auth);
     if (!resolved.ok) return fail(resolved.failure);
     target = resolved.target;
-    if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade) return fail({ name: 'UNSUPPORTED' });
+    if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade)
+      return fail({ name: 'UNSUPPORTED' });
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > opts.maxRequestBodyBytes) {
       return fail({ name: 'TOO_LARGE', detail: `${declared} bytes > ${opts.maxRequestBodyBytes}` });
@@ -153,7 +157,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
 
     // The caller went away (closed a watch, Ctrl-C on logs -f): release every hop at once.
     res.on('close', () => {
-      if (!res.writableFinished && !stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+      if (!res.writableFinished && !stream.destroyed)
+        stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
     });
     if (hasBody) {
       req.on('data', (chunk: Buffer) => {
@@ -169,14 +174,20 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
 
     const timer = streaming
       ? undefined
-      : setTimeout(() => stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${opts.requestTimeoutMs} ms`), opts.requestTimeoutMs);
+      : setTimeout(
+          () =>
+            stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${opts.requestTimeoutMs} ms`),
+          opts.requestTimeoutMs,
+        );
     let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
     try {
       head = await stream.responseHead();
     } catch (err) {
       clearTimeout(timer);
       if (res.writableEnded || res.destroyed) return;
-      return fail(fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))));
+      return fail(
+        fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
+      );
     }
     clearTimeout(timer);
     duration.observe({ method: req.method ?? '' }, Number(process.hrtime.bigint() - started) / 1e9);
@@ -220,7 +231,13 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   };
   const server = opts.tls
     ? https.createServer(
-        { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.ca ? { ca: opts.tls.ca } : {}), requestCert: true, rejectUnauthorized: false },
+        {
+          cert: opts.tls.cert,
+          key: opts.tls.key,
+          ...(opts.tls.ca ? { ca: opts.tls.ca } : {}),
+          requestCert: true,
+          rejectUnauthorized: false,
+        },
         onRequest,
       )
     : http.createServer(onRequest);
@@ -230,7 +247,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   server.keepAliveTimeout = 65_000;
   server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
     const { code, body } = statusBody({ name: 'UNSUPPORTED' });
-    socket.end(`HTTP/1.1 ${code} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${code} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   server.on('clientError', (err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
@@ -246,7 +265,10 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         server.once('error', reject);
         server.listen(opts.port, opts.host, () => {
           server.off('error', reject);
-          log.info({ host: opts.host, port: (server.address() as AddressInfo).port, tls: Boolean(opts.tls) }, 'resource proxy listening');
+          log.info(
+            { host: opts.host, port: (server.address() as AddressInfo).port, tls: Boolean(opts.tls) },
+            'resource proxy listening',
+          );
           resolve();
         });
       });

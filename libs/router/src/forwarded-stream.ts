@@ -42,6 +42,7 @@ export class ForwardedStream extends Duplex implements TunnelStream {
   private remoteEnded = false;
   private localEnded = false;
   private acceptTimer: NodeJS.Timeout | undefined;
+  private headSettled = false;
 
   constructor(private readonly opts: ForwardedStreamOptions) {
     super({
@@ -144,6 +145,7 @@ export class ForwardedStream extends Duplex implements TunnelStream {
         return;
       }
       case 'responseHead':
+        this.headSettled = true;
         this.headResolve(k.value);
         return;
       case 'data':
@@ -215,12 +217,15 @@ export class ForwardedStream extends Duplex implements TunnelStream {
 
   override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
     clearTimeout(this.acceptTimer);
-    const failure =
-      err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
-    this.headReject(failure);
-    const w = this.acceptWaiters;
-    this.acceptWaiters = [];
-    for (const wake of w) wake(failure);
+    // A clean finish creates no error object: this runs once per request.
+    if (err || !this.headSettled || this.acceptWaiters.length > 0) {
+      const failure =
+        err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
+      this.headReject(failure);
+      const w = this.acceptWaiters;
+      this.acceptWaiters = [];
+      for (const wake of w) wake(failure);
+    }
     // Cancelling tells the gateway, which resets the agent's logical stream.
     if (this.call && !(this.localEnded && this.remoteEnded)) this.call.cancel();
     this.call = undefined;

@@ -1,1 +1,7 @@
-export { type AgentCredentials, type Fleet, type FleetOptions, type SimulatedAgent, startFleet } from './fleet.js';
+export {
+  type AgentCredentials,
+  type Fleet,
+  type FleetOptions,
+  type SimulatedAgent,
+  startFleet,
+} from './fleet.js';

@@ -68,6 +68,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private localEnded = false;
   private resetSeen = false;
   private responded = false;
+  private headSettled = false;
   private readonly head = deferred<ResponseHead>();
 
   constructor(
@@ -82,6 +83,8 @@ export class LogicalStream extends Duplex implements TunnelStream {
       writableHighWaterMark: opts.highWaterMark,
     });
     this.sendWindow = opts.initialWindow;
+    // Only the initiator waits for a response head.
+    this.headSettled = !opts.initiator;
     // A peer's reset must never crash the process through an unhandled 'error' event; the
     // failure stays visible through responseHead(), pipeline() and `errored`.
     this.on('error', () => undefined);
@@ -120,6 +123,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   // ---- called by the multiplexer ----
 
   onResponseHead(head: ResponseHead): void {
+    this.headSettled = true;
     this.head.resolve(head);
   }
 
@@ -247,12 +251,14 @@ export class LogicalStream extends Duplex implements TunnelStream {
             ),
       );
     }
-    const failure =
-      err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
-    this.head.reject(failure);
-    const waiters = this.windowWaiters;
-    this.windowWaiters = [];
-    for (const wake of waiters) wake(failure);
+    if (err || !this.headSettled || this.windowWaiters.length > 0) {
+      const failure =
+        err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
+      this.head.reject(failure);
+      const waiters = this.windowWaiters;
+      this.windowWaiters = [];
+      for (const wake of waiters) wake(failure);
+    }
     this.recvQueue.length = 0;
     this.host.release(this);
     cb(err);

@@ -1,0 +1,303 @@
+// npm run bench:tunnel — round trips through proxy-side client + gateway + agent, side by side
+// with the same local HTTP backend called directly, in one run. Not a test: it prints figures.
+//
+// Processes: this one (backend, direct client, proxy-side router), a gateway and an agent
+// (the real apps, spawned from dist/), nats-server; for idle agents a simulator process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { credentials } from '@grpc/grpc-js';
+import { connectNatsBus } from '@pullplane/bus';
+import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { AgentRouter } from '@pullplane/router';
+import { freePort, startNatsServer } from '@pullplane/testing';
+import pino from 'pino';
+import { Pool } from 'undici';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const quick = process.env.BENCH_QUICK === '1';
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? (quick ? 1000 : 5000));
+const IDLE_SIZES = (process.env.BENCH_IDLE_AGENTS ?? (quick ? '200' : '1000,5000,10000'))
+  .split(',')
+  .map(Number);
+const IDLE_WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? (quick ? 3000 : 30000));
+const BODY_SIZES_MIB = (process.env.BENCH_BODY_MIB ?? (quick ? '1,10' : '1,10,100')).split(',').map(Number);
+const log = pino({ level: 'silent' });
+
+// ---- processes -------------------------------------------------------------------------
+const children = new Set();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+function spawnApp(app, args, readyText) {
+  const child = spawn(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      if (out.includes(readyText)) resolve(child);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${app} exited (${code}):\n${out}`)));
+  });
+}
+const status = (pid) => readFileSync(`/proc/${pid}/status`, 'utf8');
+const rssKb = (pid, field = 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status(pid))?.[1] ?? 0);
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`;
+
+// ---- fixtures --------------------------------------------------------------------------
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-tunnel-'));
+const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
+const server = await issueCertificate(ca, {
+  commonName: 'gw',
+  dnsNames: ['localhost'],
+  ipAddresses: ['127.0.0.1'],
+  usage: 'both',
+});
+const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client' });
+const proxyCert = await issueCertificate(ca, { commonName: 'resource-proxy', usage: 'client' });
+const file = (name, body) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, body);
+  return p;
+};
+const caFile = file('ca.crt', ca.certPem);
+const tlsCrt = file('tls.crt', server.certPem);
+const tlsKey = file('tls.key', server.keyPem);
+
+const small = Buffer.from(
+  JSON.stringify({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'bench', namespace: 'default' } }),
+);
+const backend = http.createServer((req, res) => {
+  const m = /^\/bytes\/(\d+)/.exec(req.url ?? '');
+  if (m) {
+    let left = Number(m[1]);
+    const chunk = Buffer.alloc(64 * 1024, 97);
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const pump = () => {
+      while (left > 0) {
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n)))
+          return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    return pump();
+  }
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': small.length });
+  res.end(small);
+});
+await new Promise((r) => backend.listen(0, '127.0.0.1', r));
+const backendUrl = `http://127.0.0.1:${backend.address().port}`;
+const kubeconfig = file(
+  'kubeconfig',
+  `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "${backendUrl}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: bench}}]\ncontexts: [{name: b, context: {cluster: b, user: u}}]\ncurrent-context: b\n`,
+);
+
+const nats = await startNatsServer();
+const gwPort = await freePort();
+const gwInternal = await freePort();
+const gwArgs = (port, internal, extra = []) => [
+  '--listen-host=127.0.0.1',
+  `--listen-port=${port}`,
+  `--internal-listen-port=${internal}`,
+  '--advertise-address=127.0.0.1',
+  `--nats-url=${nats.url}`,
+  '--metrics-port=0',
+  '--healthz-port=0',
+  ...extra,
+];
+const gateway = await spawnApp(
+  'stream-gateway',
+  gwArgs(gwPort, gwInternal, [`--tls-cert=${tlsCrt}`, `--tls-key=${tlsKey}`, `--root-ca-path=${caFile}`]),
+  'stream gateway started',
+);
+const agent = await spawnApp(
+  'agent',
+  [
+    '--server-address=127.0.0.1',
+    `--server-port=${gwPort}`,
+    '--creds=mtls:',
+    `--tls-client-cert=${file('agent.crt', agentCert.certPem)}`,
+    `--tls-client-key=${file('agent.key', agentCert.keyPem)}`,
+    `--root-ca-path=${caFile}`,
+    `--kubeconfig=${kubeconfig}`,
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  'tunnel established',
+);
+
+const bus = await connectNatsBus({ servers: nats.url, name: 'bench-router' });
+const router = new AgentRouter({
+  bus,
+  logger: log,
+  credentials: credentials.createSsl(
+    Buffer.from(ca.certPem),
+    Buffer.from(proxyCert.keyPem),
+    Buffer.from(proxyCert.certPem),
+  ),
+});
+await router.start();
+while (!router.lookup('bench-agent')) await new Promise((r) => setTimeout(r, 20));
+
+// ---- clients ---------------------------------------------------------------------------
+const pool = new Pool(backendUrl, { connections: 128, pipelining: 1 });
+async function direct(p) {
+  const res = await pool.request({ path: p, method: 'GET' });
+  let n = 0;
+  for await (const c of res.body) n += c.length;
+  return n;
+}
+async function tunnelled(p) {
+  const s = router.open('bench-agent', {
+    head: { case: 'http', value: { method: 'GET', path: p, headers: [] } },
+  });
+  await s.responseHead();
+  let n = 0;
+  await new Promise((resolve, reject) => {
+    s.on('data', (c) => {
+      n += c.length;
+    });
+    s.on('end', resolve);
+    s.on('error', reject);
+  });
+  return n;
+}
+
+async function load(fn, concurrency, ms) {
+  const lat = [];
+  const end = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const t = process.hrtime.bigint();
+        await fn('/api/v1/namespaces/default/pods/bench');
+        lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }),
+  );
+  lat.sort((a, b) => a - b);
+  const q = (x) => lat[Math.min(lat.length - 1, Math.floor(lat.length * x))];
+  return { p50: q(0.5), p99: q(0.99), rps: lat.length / (ms / 1000) };
+}
+
+const rows = [];
+const fmt = (x, d = 2) => x.toFixed(d);
+console.log(`\nLatency and throughput (small GET, ${DURATION_MS} ms per cell)`);
+for (const c of [1, 16, 64]) {
+  await load(direct, c, 300);
+  await load(tunnelled, c, 300);
+  const d = await load(direct, c, DURATION_MS);
+  const t = await load(tunnelled, c, DURATION_MS);
+  rows.push({
+    concurrency: c,
+    'direct p50 ms': fmt(d.p50, 3),
+    'tunnel p50 ms': fmt(t.p50, 3),
+    'added p50 ms': fmt(t.p50 - d.p50, 3),
+    'direct p99 ms': fmt(d.p99, 3),
+    'tunnel p99 ms': fmt(t.p99, 3),
+    'direct req/s': fmt(d.rps, 0),
+    'tunnel req/s': fmt(t.rps, 0),
+  });
+}
+console.table(rows);
+
+console.log('\nLarge bodies (streamed; peak RSS = VmHWM of each process after the transfer)');
+const bodyRows = [];
+for (const size of BODY_SIZES_MIB) {
+  const bytes = size * 1024 * 1024;
+  let t = process.hrtime.bigint();
+  const dn = await direct(`/bytes/${bytes}`);
+  const dMs = Number(process.hrtime.bigint() - t) / 1e6;
+  t = process.hrtime.bigint();
+  const tn = await tunnelled(`/bytes/${bytes}`);
+  const tMs = Number(process.hrtime.bigint() - t) / 1e6;
+  if (dn !== bytes || tn !== bytes) throw new Error(`short body: ${dn} / ${tn} of ${bytes}`);
+  bodyRows.push({
+    body: `${size} MiB`,
+    'direct MiB/s': fmt(size / (dMs / 1000), 0),
+    'tunnel MiB/s': fmt(size / (tMs / 1000), 0),
+    'gateway peak RSS': mib(rssKb(gateway.pid, 'VmHWM')),
+    'agent peak RSS': mib(rssKb(agent.pid, 'VmHWM')),
+    'client peak RSS': mib(rssKb(process.pid, 'VmHWM')),
+  });
+}
+console.table(bodyRows);
+
+console.log(
+  `\nIdle agents on one gateway (${IDLE_WINDOW_MS / 1000} s heartbeats; CPU measured over one interval)`,
+);
+const idleRows = [];
+const headerAuth = '--auth=header:x-agent-id:^([a-z0-9-]+)$';
+for (const n of IDLE_SIZES) {
+  const port = await freePort();
+  const idleGw = await spawnApp(
+    'stream-gateway',
+    gwArgs(port, await freePort(), [
+      '--insecure-plaintext',
+      headerAuth,
+      '--internal-auth=header:x-caller:^([a-z0-9-]+)$',
+    ]),
+    'stream gateway started',
+  );
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = rssKb(idleGw.pid);
+  const sim = spawn(
+    process.execPath,
+    [
+      path.join(root, 'scripts/bench/idle-agents.mjs'),
+      `127.0.0.1:${port}`,
+      String(n),
+      String(IDLE_WINDOW_MS),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.add(sim);
+  const t0 = Date.now();
+  await new Promise((resolve, reject) => {
+    sim.stdout.on('data', (d) => d.toString().includes('all connected') && resolve());
+    sim.once('exit', (code) => reject(new Error(`simulator exited (${code})`)));
+  });
+  const connectSeconds = (Date.now() - t0) / 1000;
+  await new Promise((r) => setTimeout(r, 2000));
+  const ticks0 = cpuTicks(idleGw.pid);
+  const w0 = Date.now();
+  await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+  const cpu = ((cpuTicks(idleGw.pid) - ticks0) / 100 / ((Date.now() - w0) / 1000)) * 100;
+  const after = rssKb(idleGw.pid);
+  idleRows.push({
+    agents: n,
+    'connect all (s)': fmt(connectSeconds, 1),
+    'gateway RSS before': mib(before),
+    'gateway RSS after': mib(after),
+    'KB per agent': fmt((after - before) / n, 1),
+    'gateway CPU %': fmt(cpu, 2),
+  });
+  sim.kill('SIGKILL');
+  idleGw.kill('SIGKILL');
+  children.delete(sim);
+  children.delete(idleGw);
+}
+console.table(idleRows);
+
+router.stop();
+await bus.close();
+await pool.close();
+backend.close();
+await nats.stop();
+process.exit(0);
