@@ -101,6 +101,8 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     keepAlivePingIntervalMs: c.keepAlivePingInterval,
     ...(kubeConfig ? { kubeConfig } : {}),
     enableResourceProxy: c.enableResourceProxy,
+    resourceProxyFilter: c.resourceProxyFilter,
+    argocdNamespace: c.namespace,
     logger,
   });
   const ops = createOpsServer({

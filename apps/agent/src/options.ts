@@ -106,6 +106,24 @@ export const agentOptions = defineOptions([
     description: 'Serve Kubernetes API requests from the resource proxy.',
   },
   {
+    flag: 'resource-proxy-filter',
+    type: 'enum',
+    values: ['managed', 'none'],
+    default: 'managed',
+    env: 'ARGOCD_AGENT_RESOURCE_PROXY_FILTER',
+    paramsKey: 'agent.resource-proxy.filter',
+    description:
+      "managed: only resources Argo CD manages (tracking annotation/label, or an owner that has it) are visible and writable; none: everything the agent's RBAC allows (a risk: only for trusted setups).",
+  },
+  {
+    flag: 'namespace',
+    type: 'string',
+    default: 'argocd',
+    env: 'ARGOCD_AGENT_NAMESPACE',
+    paramsKey: 'agent.namespace',
+    description: 'Namespace of Argo CD on this cluster (argocd-cm tells the tracking method).',
+  },
+  {
     flag: 'metrics-port',
     type: 'port',
     default: 8181,

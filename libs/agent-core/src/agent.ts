@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
-import { createKubeForwarder } from './kube-forwarder.js';
+import { createKubeForwarder, type KubeForwarder } from './kube-forwarder.js';
 import { TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';
 
 export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 'capabilities' | 'logger'> {
@@ -9,6 +9,10 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   /** The local cluster; requests for it are refused when absent or disabled. */
   kubeConfig?: KubeConfig;
   enableResourceProxy: boolean;
+  /** `managed` (default): only Argo CD-managed resources are visible; `none`: no filtering. */
+  resourceProxyFilter?: 'managed' | 'none';
+  /** Namespace of Argo CD's own configuration (argocd-cm). */
+  argocdNamespace?: string;
   /** Extra stream handlers by request kind (the redis handler plugs in here). */
   handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>>;
 }
@@ -16,7 +20,7 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
 /** The workload-cluster side: one outbound tunnel, requests served against local services. */
 export class Agent {
   readonly connector: TunnelConnector;
-  private readonly kube: ((s: LogicalStream) => void) | undefined;
+  private readonly kube: KubeForwarder | undefined;
 
   constructor(private readonly opts: AgentOptions) {
     this.kube =
@@ -40,10 +44,13 @@ export class Agent {
   }
 
   start(): void {
+    // Reading argocd-cm must not hold up the tunnel; until it is read the default applies.
+    void this.kube?.start();
     this.connector.start();
   }
 
   stop(): Promise<void> {
+    this.kube?.stop();
     return this.connector.stop();
   }
 
@@ -59,7 +66,7 @@ export class Agent {
         );
         return;
       }
-      this.kube(stream);
+      this.kube.handle(stream);
       return;
     }
     const handler = kind ? this.opts.handlers?.[kind] : undefined;

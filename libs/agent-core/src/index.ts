@@ -1,3 +1,5 @@
 export { Agent, type AgentOptions } from './agent.js';
-export { createKubeForwarder, type KubeForwarderOptions } from './kube-forwarder.js';
+export { KubeClient } from './kube-client.js';
+export { createKubeForwarder, type KubeForwarder, type KubeForwarderOptions } from './kube-forwarder.js';
+export { ManagedGate } from './managed-gate.js';
 export { type ConnectorEvents, TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';

@@ -1,8 +1,21 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  decideRequest,
+  isJsonContentType,
+  isManagedFilterError,
+  negotiateAccept,
+  parseKubePath,
+  type RequestDecision,
+  responseFilterFor,
+  statusObject,
+} from '@pullplane/managed-filter';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { parse as parseYaml } from 'yaml';
+import { KubeClient } from './kube-client.js';
+import { ManagedGate } from './managed-gate.js';
 
 /** Headers that describe one hop, or carry the caller's credentials: never forwarded. */
 const STRIPPED_REQUEST = new Set([
@@ -18,7 +31,6 @@ const STRIPPED_REQUEST = new Set([
   'host',
   'authorization',
   'cookie',
-  'content-length',
 ]);
 const STRIPPED_RESPONSE = new Set([
   'connection',
@@ -29,90 +41,206 @@ const STRIPPED_RESPONSE = new Set([
   'set-cookie',
 ]);
 
+/** Bodies the managed rule must read before deciding (create, replace, server-side apply). */
+const MAX_DECISION_BODY = 16 * 1024 * 1024;
+
 export interface KubeForwarderOptions {
   kubeConfig: KubeConfig;
   logger: Logger;
-  /** Upper bound on parallel sockets to the local API server. */
+  /** `managed`: only what Argo CD manages is visible (the default); `none`: everything. */
+  filter?: 'managed' | 'none';
+  /** Where `argocd-cm` lives (tracking method). */
+  argocdNamespace?: string;
   maxSockets?: number;
 }
 
-/**
- * Executes one HTTP-like logical stream against the local Kubernetes API with the
- * credentials @kubernetes/client-node loaded (in-cluster token or kubeconfig). Bodies are
- * piped in both directions, so watches and followed logs stream as they come.
- */
-export function createKubeForwarder(opts: KubeForwarderOptions): (stream: LogicalStream) => void {
-  const cluster = opts.kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const base = new URL(cluster.server);
-  const basePath = base.pathname.replace(/\/$/, '');
-  const isHttps = base.protocol === 'https:';
-  const agent = isHttps
-    ? new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 256 })
-    : new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 256 });
+export interface KubeForwarder {
+  handle(stream: LogicalStream): void;
+  start(): Promise<void>;
+  stop(): void;
+}
 
-  return (stream) => {
-    const head = stream.open.head;
-    if (head.case !== 'http') {
-      stream.reset(TunnelErrorCode.REFUSED, `kube forwarder cannot serve ${head.case ?? 'an empty'} request`);
-      return;
-    }
-    const { method, path, headers } = head.value;
-    const log = opts.logger.child({ requestId: stream.open.requestId, method, path });
-    void (async () => {
-      const reqHeaders: Record<string, string | string[]> = {};
-      for (const h of headers) {
-        const name = h.name.toLowerCase();
-        if (STRIPPED_REQUEST.has(name) || name.startsWith('impersonate-')) continue;
-        const prev = reqHeaders[name];
-        reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
+function respondStatus(
+  stream: LogicalStream,
+  code: number,
+  reason: string,
+  message: string,
+  details?: unknown,
+): void {
+  const body = JSON.stringify(statusObject(code, reason, message, details as never));
+  stream.respond(code, [{ name: 'Content-Type', value: 'application/json' }]);
+  stream.end(body);
+}
+
+/** Reads the request side to its end without touching the response side (no async iterator:
+ *  it would destroy the whole duplex when done). */
+function readBody(stream: LogicalStream): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_DECISION_BODY) {
+        stream.off('data', onData);
+        stream.pause();
+        resolve(undefined);
+        return;
       }
-      const options: https.RequestOptions = {
-        protocol: base.protocol,
-        hostname: base.hostname,
-        port: base.port || (isHttps ? 443 : 80),
-        method,
-        path: basePath + path,
-        headers: reqHeaders,
-        agent,
-      };
-      // Fresh credentials every time (rotated service-account tokens, exec plugins), but our
-      // own keep-alive agent: client-node would hand us a new agent, hence a new TCP and TLS
-      // connection, per request.
-      await opts.kubeConfig.applyToHTTPSOptions(options);
-      options.agent = agent;
-      let responseComplete = false;
-      const req = (isHttps ? https : http).request(options, (res) => {
-        res.on('end', () => {
-          responseComplete = true;
-        });
-        const out: Array<{ name: string; value: string }> = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i]!;
-          if (!STRIPPED_RESPONSE.has(name.toLowerCase())) out.push({ name, value: res.rawHeaders[i + 1]! });
-        }
-        stream.respond(res.statusCode ?? 502, out);
-        // pipe() rather than pipeline(): this is the hot path, and pipeline allocates an
-        // AbortController (and an AbortError on completion) per call.
-        res.on('error', (err) => {
-          if (!stream.destroyed)
-            stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
-        });
-        res.pipe(stream);
+      chunks.push(c);
+    };
+    stream.on('data', onData);
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+  });
+}
+
+function parseBody(body: Buffer, contentType: string | undefined): unknown {
+  const text = body.toString('utf8');
+  try {
+    return /yaml/i.test(contentType ?? '') ? parseYaml(text) : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Executes HTTP-like logical streams against the local Kubernetes API with the credentials
+ * @kubernetes/client-node loaded. Bodies stream both ways (watches, followed logs); with the
+ * managed filter on, requests are checked first and responses filtered item by item.
+ */
+export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
+  const kube = new KubeClient(opts.kubeConfig, opts.maxSockets);
+  const filtering = (opts.filter ?? 'managed') === 'managed';
+  const gate = filtering
+    ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
+    : undefined;
+
+  const forward = async (stream: LogicalStream, log: Logger) => {
+    const head = stream.open.head;
+    if (head.case !== 'http') return;
+    const { method, headers } = head.value;
+    let path = head.value.path;
+    const reqHeaders: Record<string, string | string[]> = {};
+    for (const h of headers) {
+      const name = h.name.toLowerCase();
+      if (STRIPPED_REQUEST.has(name) || name.startsWith('impersonate-')) continue;
+      const prev = reqHeaders[name];
+      reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
+    }
+    const contentType = reqHeaders['content-type'] as string | undefined;
+
+    let decision: RequestDecision | undefined;
+    let buffered: Buffer | undefined;
+    if (gate) {
+      let parsed: ReturnType<typeof parseKubePath>;
+      try {
+        parsed = parseKubePath(method, path);
+      } catch (err) {
+        if (!isManagedFilterError(err)) throw err;
+        return respondStatus(stream, err.httpStatus, err.reason, err.message);
+      }
+      const needsBody = stream.open.hasBody && (method === 'POST' || method === 'PUT' || method === 'PATCH');
+      if (needsBody) {
+        buffered = await readBody(stream);
+        if (!buffered)
+          return respondStatus(stream, 413, 'RequestEntityTooLarge', 'request body too large to check');
+      }
+      decision = await decideRequest(parsed, {
+        resolver: gate.resolver.forRequest(),
+        getTarget: (t) => kube.getJson(t.path),
+        ...(buffered ? { bodyObject: parseBody(buffered, contentType) } : {}),
+        ...(contentType ? { contentType } : {}),
+        ...(typeof reqHeaders.accept === 'string' ? { accept: reqHeaders.accept } : {}),
       });
-      req.on('error', (err) => {
-        if (stream.destroyed) return;
-        log.warn({ err: err.message }, 'cluster API request failed');
-        stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
+      if (decision.action === 'reject') {
+        log.debug(
+          { status: decision.status, message: decision.message },
+          'refused by the managed-resource rule',
+        );
+        return respondStatus(stream, decision.status, decision.reason, decision.message, decision.details);
+      }
+      path = decision.path;
+      if (decision.filter !== 'none')
+        reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
+    }
+    // Node frames DELETE/GET bodies only when told to: without a length, ask for chunking.
+    if (stream.open.hasBody && !buffered && reqHeaders['content-length'] === undefined) {
+      reqHeaders['transfer-encoding'] = 'chunked';
+    }
+    if (buffered) reqHeaders['content-length'] = String(buffered.length);
+
+    let responseComplete = false;
+    const req = await kube.request({ method, path, headers: reqHeaders }, (res: IncomingMessage) => {
+      res.on('end', () => {
+        responseComplete = true;
       });
-      // The requester went away (client closed a watch): stop the upstream call too.
-      stream.on('close', () => {
-        if (!req.destroyed && !responseComplete) req.destroy();
+      const status = res.statusCode ?? 502;
+      const filter =
+        gate &&
+        decision?.action === 'forward' &&
+        status >= 200 &&
+        status < 300 &&
+        isJsonContentType(res.headers['content-type'])
+          ? responseFilterFor(decision, gate.resolver.forRequest())
+          : undefined;
+      const out: Array<{ name: string; value: string }> = [];
+      for (let i = 0; i < res.rawHeaders.length; i += 2) {
+        const name = res.rawHeaders[i]!;
+        const lower = name.toLowerCase();
+        // A filtered body has a different length.
+        if (STRIPPED_RESPONSE.has(lower) || (filter && lower === 'content-length')) continue;
+        out.push({ name, value: res.rawHeaders[i + 1]! });
+      }
+      stream.respond(status, out);
+      const body = filter ? Readable.from(filter(res)) : res;
+      // pipe() rather than pipeline(): this is the hot path, and pipeline allocates an
+      // AbortController (and an AbortError on completion) per call.
+      body.on('error', (err: Error) => {
+        if (!stream.destroyed)
+          stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
+        res.destroy();
       });
-      stream.pipe(req);
-    })().catch((err: unknown) => {
-      log.error({ err: String(err) }, 'could not prepare cluster API request');
-      stream.reset(TunnelErrorCode.INTERNAL, `could not prepare cluster API request: ${String(err)}`);
+      body.pipe(stream);
     });
+    req.on('error', (err) => {
+      if (stream.destroyed) return;
+      log.warn({ err: err.message }, 'cluster API request failed');
+      stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
+    });
+    // The requester went away (client closed a watch): stop the upstream call too.
+    stream.on('close', () => {
+      if (!req.destroyed && !responseComplete) req.destroy();
+    });
+    if (buffered) req.end(buffered);
+    else stream.pipe(req);
+  };
+
+  return {
+    handle(stream) {
+      const head = stream.open.head;
+      if (head.case !== 'http') {
+        stream.reset(
+          TunnelErrorCode.REFUSED,
+          `kube forwarder cannot serve ${head.case ?? 'an empty'} request`,
+        );
+        return;
+      }
+      const log = opts.logger.child({
+        requestId: stream.open.requestId,
+        method: head.value.method,
+        path: head.value.path,
+      });
+      forward(stream, log).catch((err: unknown) => {
+        log.error({ err: String(err) }, 'could not serve cluster API request');
+        if (!stream.destroyed)
+          stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(err)}`);
+      });
+    },
+    async start() {
+      await gate?.start();
+    },
+    stop() {
+      gate?.stop();
+    },
   };
 }

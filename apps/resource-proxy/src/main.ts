@@ -1,0 +1,24 @@
+import { parseOrExit } from '@pullplane/config';
+import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { createResourceProxyApp, validateResourceProxyConfig } from './app.js';
+import { resourceProxyOptions } from './options.js';
+
+const { config } = parseOrExit(resourceProxyOptions, {
+  appName: 'resource-proxy',
+  summary: "Kubernetes API front for every agent's cluster, through the agents' tunnels.",
+  argv: process.argv.slice(2),
+  env: process.env,
+  paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+  validate: (c) => validateResourceProxyConfig(c),
+});
+const logger = createLogger({ level: config.logLevel, name: 'resource-proxy' });
+if (!config.enableResourceProxy) {
+  logger.info('resource proxy is disabled (--enable-resource-proxy=false); exiting');
+  process.exit(0);
+}
+const app = createResourceProxyApp(config, { logger, registry: createMetricsRegistry() });
+installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+app.start().catch((err: unknown) => {
+  logger.fatal({ err: String(err) }, 'resource proxy failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './harness.js';
+
+let h: Harness;
+let agentCert: { certPem: string; keyPem: string };
+beforeAll(async () => {
+  h = await startHarness();
+  agentCert = await h.pki.clientCert('agent-a');
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  if (h) rmSync(h.dir, { recursive: true, force: true });
+});
+
+const status = (body: string) =>
+  JSON.parse(body) as { kind: string; code: number; message: string; reason: string };
+
+describe('every failure is a Kubernetes Status with the right code', () => {
+  it('401 without credentials, and with credentials nobody issued', async () => {
+    const none = await h.call('GET', '/api');
+    expect(none.status).toBe(401);
+    expect(status(none.body)).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized' });
+    const foreign = await h.pki.foreignCa();
+    const forged = await h.call('GET', '/api', { cert: foreign.client });
+    expect(forged.status).toBe(401);
+    const other = await (await import('@pullplane/auth')).TokenAuthority.generate({
+      audience: 'resource-proxy',
+    });
+    const badToken = await h.call('GET', '/clusters/agent-a/api', {
+      token: await other.issue('mallory', { agents: ['agent-a'] }),
+    });
+    expect(badToken.status).toBe(401);
+  });
+
+  it('403 when the credentials do not cover the agent asked for', async () => {
+    const r = await h.call('GET', '/clusters/agent-b/api', { cert: agentCert });
+    expect(r.status).toBe(403);
+    expect(status(r.body).message).toMatch(/may not reach agent agent-b/);
+    const scoped = await h.tokens.issue('argocd-server', { agents: ['agent-c'] });
+    expect((await h.call('GET', '/clusters/agent-a/api', { token: scoped })).status).toBe(403);
+    expect((await h.call('GET', '/k8s/clusters/agent-a/api', { token: scoped })).status).toBe(403);
+  });
+
+  it('502 at once when the agent is not connected', async () => {
+    const token = await h.tokens.issue('argocd-server', { agents: ['agent-a', 'agent-z'] });
+    const started = Date.now();
+    const r = await h.call('GET', '/clusters/agent-z/api', { token });
+    expect(r.status).toBe(502);
+    expect(status(r.body).message).toMatch(/^Agent is not connected/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('400 for malformed and traversing paths', async () => {
+    const token = await h.tokens.issue('argocd-server', { agents: ['agent-a'] });
+    // Sent byte for byte: HTTP clients would normalise these paths before sending.
+    for (const p of [
+      '/clusters/agent-a/api/v1/namespaces/../secrets',
+      '/clusters/agent-a/api/v1/namespaces/./secrets',
+      '/clusters/agent-a/../agent-b/api',
+      '/clusters/agent-a/api/v1/namespaces/%2e%2e/secrets',
+      '/clusters/agent-a/api/v1/namespaces/demo%2fsecrets',
+      '/clusters/agent-a/api/v1/namespaces/demo%5c..%5csecrets',
+      '/clusters/agent-a//api',
+      '/clusters/Agent_A/api',
+      '/clusters/agent-a/api/v1/namespaces/demo/pods/x/exec?command=sh',
+      '/clusters/agent-a/api/v1/namespaces/demo/pods/x/portforward',
+    ]) {
+      const raw = await h.raw(
+        `GET ${p} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(raw, p).toMatch(/^HTTP\/1\.1 400 /);
+      expect(raw, p).toContain('"reason":"BadRequest"');
+    }
+  });
+
+  it('413 for a body over the limit', async () => {
+    const big = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'big' },
+      data: { x: 'y'.repeat(70_000) },
+    });
+    const r = await h.call('POST', '/api/v1/namespaces/demo/configmaps', { cert: agentCert, body: big });
+    expect(r.status).toBe(413);
+    expect(status(r.body).reason).toBe('RequestEntityTooLarge');
+  });
+
+  it("passes the cluster's own RBAC refusal through with its message", async () => {
+    h.cluster.setFault((req) =>
+      req.path.endsWith('/secrets')
+        ? {
+            status: 403,
+            body: {
+              kind: 'Status',
+              apiVersion: 'v1',
+              status: 'Failure',
+              message:
+                'secrets is forbidden: User "system:serviceaccount:argocd:agent" cannot list resource "secrets"',
+              reason: 'Forbidden',
+              code: 403,
+            },
+          }
+        : undefined,
+    );
+    try {
+      const r = await h.call('GET', '/api/v1/namespaces/demo/secrets', { cert: agentCert });
+      expect(r.status).toBe(403);
+      expect(status(r.body).message).toMatch(/cannot list resource "secrets"/);
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+
+  it('504 when the agent does not answer within --request-timeout', async () => {
+    h.cluster.setFault((req) => (req.path.endsWith('/services') ? { hang: true } : undefined));
+    try {
+      const started = Date.now();
+      const r = await h.call('GET', '/api/v1/namespaces/demo/services', { cert: agentCert });
+      expect(r.status).toBe(504);
+      expect(status(r.body).reason).toBe('Timeout');
+      expect(Date.now() - started).toBeLessThan(4_000);
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+
+  it('500 when the cluster API itself fails', async () => {
+    h.cluster.setFault((req) => (req.path.endsWith('/endpoints') ? { destroy: true } : undefined));
+    try {
+      const r = await h.call('GET', '/api/v1/namespaces/demo/endpoints', { cert: agentCert });
+      expect(r.status).toBe(500);
+      expect(status(r.body).message).toMatch(/cluster API/);
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+});
+
+describe('an agent with the resource proxy disabled', () => {
+  let off: Harness;
+  beforeAll(async () => {
+    off = await startHarness({ enableResourceProxy: false });
+  }, 60_000);
+  afterAll(async () => {
+    await off?.close();
+    if (off) rmSync(off.dir, { recursive: true, force: true });
+  });
+
+  it('answers at once with a Status saying so, never by timing out', async () => {
+    const cert = await off.pki.clientCert('agent-a');
+    const started = Date.now();
+    const r = await off.call('GET', '/api', { cert });
+    expect(r.status).toBe(503);
+    expect(status(r.body).message).toMatch(/resource proxy is disabled on agent agent-a/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});

@@ -1,0 +1,27 @@
+import type { RespValue } from './types.js';
+
+export interface RespCommand {
+  /** The command name, ASCII-lowercased (Redis matches names case-insensitively). */
+  name: string;
+  /** The arguments after the name, as sent. */
+  args: Buffer[];
+}
+
+const UPPER = /[A-Z]/;
+
+/**
+ * Views a decoded value as a command: a non-empty array of non-null bulk strings, which is
+ * what a server-mode decoder emits for both multibulk and inline commands.
+ */
+export function asCommand(value: RespValue): RespCommand | undefined {
+  if (value.type !== 'array' || value.value === null || value.value.length === 0) return undefined;
+  const args: Buffer[] = [];
+  for (const item of value.value) {
+    if (item.type !== 'bulk' || item.value === null) return undefined;
+    args.push(item.value);
+  }
+  const raw = args.shift()!.toString('latin1');
+  // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
+  const name = UPPER.test(raw) ? raw.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : raw;
+  return { name, args };
+}
