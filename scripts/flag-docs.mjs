@@ -18,7 +18,11 @@ for (const app of readdirSync(path.join(root, 'apps'))) {
   if (!existsSync(optionsFile) || !existsSync(readme)) continue;
   const mod = await import(pathToFileURL(optionsFile).href);
   const options = Object.values(mod).find(Array.isArray);
-  const env = { 'stream-gateway': 'ARGOCD_PRINCIPAL_PARAMS_FILE', agent: 'ARGOCD_AGENT_PARAMS_FILE' }[app];
+  const env = {
+    'stream-gateway': 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+    'resource-proxy': 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+    agent: 'ARGOCD_AGENT_PARAMS_FILE',
+  }[app];
   const table = renderMarkdownTable(options, env ? { paramsFileEnv: env } : {});
   const text = readFileSync(readme, 'utf8');
   const a = text.indexOf(START);

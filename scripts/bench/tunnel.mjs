@@ -134,6 +134,8 @@ const agent = await spawnApp(
     `--tls-client-key=${file('agent.key', agentCert.keyPem)}`,
     `--root-ca-path=${caFile}`,
     `--kubeconfig=${kubeconfig}`,
+    // The transport is measured here; the managed-resource rule has its own tests.
+    '--resource-proxy-filter=none',
     '--metrics-port=0',
     '--healthz-port=0',
   ],

@@ -156,3 +156,21 @@ describe('an agent with the resource proxy disabled', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe('an agent with --resource-proxy-filter=none', () => {
+  let open: Harness;
+  beforeAll(async () => {
+    open = await startHarness({ resourceProxyFilter: 'none' });
+  }, 60_000);
+  afterAll(async () => {
+    await open?.close();
+    if (open) rmSync(open.dir, { recursive: true, force: true });
+  });
+
+  it('shows unmanaged objects too (the documented risk)', async () => {
+    const cert = await open.pki.clientCert('agent-a');
+    const r = await open.call('GET', '/api/v1/namespaces/demo/configmaps/unmanaged-config', { cert });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toMatchObject({ metadata: { name: 'unmanaged-config' } });
+  });
+});

@@ -54,6 +54,7 @@ afterAll(async () => {
 });
 
 it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', async () => {
+  while (!agent.ready || !routing.router.lookup('agent-d')) await new Promise((r) => setTimeout(r, 20));
   const holderId = agent.connector.session!.gatewayId;
   const holder = gateways.find((g) => g.gatewayId === holderId)!;
   const other = gateways.find((g) => g !== holder)!;
@@ -76,7 +77,8 @@ it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', 
   expect(await text(fresh)).toBe('agent:agent-d GET /version');
 
   // The stream that was in flight completes in full.
-  expect((await body).split('\n').filter(Boolean)).toHaveLength(10);
+  const lines = (await body).split('\n').filter(Boolean);
+  expect(lines, lines.join('|')).toHaveLength(10);
   expect(await holder.exited).toBe(0);
   expect(holder.logs.some((l) => l.includes('"gateway draining"'))).toBe(true);
 }, 30_000);

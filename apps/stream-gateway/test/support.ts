@@ -202,6 +202,8 @@ export async function startAgent(
     keepAlivePingIntervalMs: 0,
     kubeConfig: kc,
     enableResourceProxy: true,
+    // These tests exercise the transport against a plain HTTP backend, not the managed rule.
+    resourceProxyFilter: 'none',
     logger: silent,
     backoffInitialMs: 100,
     backoffMaxMs: 1_000,

@@ -28,6 +28,8 @@ export class Agent {
         ? createKubeForwarder({
             kubeConfig: opts.kubeConfig,
             logger: opts.logger.child({ component: 'kube' }),
+            filter: opts.resourceProxyFilter ?? 'managed',
+            argocdNamespace: opts.argocdNamespace ?? 'argocd',
           })
         : undefined;
     const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];

@@ -210,8 +210,14 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           );
           this.emit('connected', f.kind.value);
           heartbeat = setInterval(() => {
-            // No frame at all since the previous ping: the stream is dead even if TCP is not.
-            if (lastPingAt > 0 && lastFrameAt < lastPingAt) {
+            // No frame at all since a ping sent long enough ago: the stream is dead even if TCP
+            // is not. Measured in time, not ticks, because timers bunch up under load.
+            const silentFor = Date.now() - lastPingAt;
+            if (
+              lastPingAt > 0 &&
+              lastFrameAt < lastPingAt &&
+              silentFor >= Math.max(o.heartbeatIntervalMs, 2_000)
+            ) {
               o.logger.warn(
                 { heartbeatIntervalMs: o.heartbeatIntervalMs },
                 'gateway missed a heartbeat; reconnecting',
@@ -220,8 +226,10 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
               teardown('missed heartbeat');
               return;
             }
-            lastPingAt = Date.now();
-            mux.ping();
+            if (lastFrameAt >= lastPingAt || lastPingAt === 0) {
+              lastPingAt = Date.now();
+              mux.ping();
+            }
           }, o.heartbeatIntervalMs);
           heartbeat.unref();
           return;
