@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
 import {
   type AuthMethod,
   AuthMethodError,
@@ -10,6 +11,7 @@ import {
 import { type Bus, connectNatsBus } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
+import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -64,6 +66,9 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
       problems.push('--internal-auth=mtls needs --root-ca-path');
   }
   if (auth?.kind === 'token' && !c.tokenKeyPath) problems.push('--auth=token needs --token-key-path');
+  if (c.resourceProxyUrl && !c.registrationTokenKeyPath) {
+    problems.push('--resource-proxy-url (cluster registration) needs --registration-token-key-path');
+  }
   if (internal?.kind === 'token') problems.push('--internal-auth does not support token');
   if (internal?.kind === 'header' && !c.insecurePlaintext) {
     problems.push('--internal-auth=header:… is only safe with --insecure-plaintext behind a mesh sidecar');
@@ -98,6 +103,8 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
   let bus = deps.bus;
   let gateway: Gateway | undefined;
   let stopControl: (() => void) | undefined;
+  let stopRevocations: (() => void) | undefined;
+  const revokedAgents = new Set<string>();
   ops.addReadinessCheck('gateway', () => (gateway?.ready ? true : 'gateway not accepting agents yet'));
   ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
 
@@ -130,9 +137,12 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         servers: c.natsUrl.split(',').map((s) => s.trim()),
         name: `stream-gateway`,
         presenceTtlMs: ttl,
+        replicas: c.presenceReplicas,
         onWarning: (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
       });
       const internal = internalAuthenticator(internalAuth, c.internalAllowedClients);
+      const registrar =
+        c.resourceProxyUrl && c.registrationTokenKeyPath ? await createRegistrar(c, logger) : undefined;
       const listenerTls = (mtls: boolean) => (tls ? { ...tls, requireClientCert: mtls } : undefined);
       const agentTls = listenerTls(agentAuth.kind === 'mtls');
       const internalTls = tls
@@ -161,8 +171,29 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         initialWindow: c.streamWindow,
         drainTimeoutMs: c.drainTimeout,
         presenceRefreshMs: Math.max(5_000, Math.floor(ttl / 3)),
+        isRevoked: (agent) => revokedAgents.has(agent),
+        ...(registrar
+          ? {
+              onAgentConnected: (agent: string) =>
+                void registrar
+                  .ensure(agent)
+                  .catch((err: unknown) =>
+                    logger.error(
+                      { agent, err: String(err) },
+                      'cluster registration failed; retried on next connect',
+                    ),
+                  ),
+            }
+          : {}),
       });
       const gw = gateway;
+      stopRevocations = await bus.revocations.watch((r) => {
+        if (r.kind === 'token') return void denyList.deny({ kind: 'token', jti: r.jti });
+        revokedAgents.add(r.agent);
+        void denyList.deny({ kind: 'agent', agent: r.agent });
+        if (gw.kick(r.agent, `revoked: ${r.reason}`))
+          logger.info({ agent: r.agent, reason: r.reason }, 'agent revoked');
+      });
       stopControl = bus.control.subscribe((ev) => {
         if (ev.type === 'agent-kicked' || ev.type === 'agent-revoked') {
           if (ev.type === 'agent-revoked') void denyList.deny({ kind: 'agent', agent: ev.agent });
@@ -186,11 +217,33 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
     async stop() {
       ops.markShuttingDown();
       stopControl?.();
+      stopRevocations?.();
       await gateway?.stop();
       if (!deps.bus) await bus?.close();
       await ops.close();
     },
   };
+}
+
+/** Cluster registration: a bearer token per agent, scoped to it, signed with the proxy's key. */
+async function createRegistrar(c: GatewayConfig, logger: Logger): Promise<ClusterRegistrar> {
+  const tokens = await TokenAuthority.fromFile(c.registrationTokenKeyPath!, { audience: 'resource-proxy' });
+  const caPem = c.registrationCaPath ? readFileSync(c.registrationCaPath, 'utf8') : undefined;
+  const kubeConfig = new KubeConfig();
+  if (c.kubeconfig) kubeConfig.loadFromFile(c.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const base = c.resourceProxyUrl!.replace(/\/$/, '');
+  return new ClusterRegistrar({
+    kubeConfig,
+    namespace: c.argocdNamespace,
+    serverFor: (agent) => `${base}/clusters/${agent}`,
+    ...(caPem ? { caPem } : {}),
+    credentialsFor: async (agent) => ({
+      bearerToken: await tokens.issue('argocd-server', { agents: [agent] }),
+    }),
+    fingerprint: fingerprint(tokens.keyId, caPem, base),
+    logger: logger.child({ component: 'registration' }),
+  });
 }
 
 /** Outside Kubernetes (no POD_IP), advertise this host's first non-internal IPv4 address. */

@@ -79,6 +79,56 @@ export const gatewayOptions = defineOptions([
     description: 'NATS server(s), comma-separated, holding shared agent presence.',
   },
   {
+    flag: 'presence-replicas',
+    type: 'int',
+    default: 1,
+    min: 1,
+    max: 5,
+    env: 'ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS',
+    paramsKey: 'principal.nats.presence-replicas',
+    description:
+      'JetStream replicas of the presence and revocation buckets (3 on a three-node NATS cluster).',
+  },
+  {
+    flag: 'argocd-namespace',
+    type: 'string',
+    default: 'argocd',
+    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
+    paramsKey: 'principal.namespace',
+    description: 'Namespace of Argo CD, where agents are registered as cluster Secrets.',
+  },
+  {
+    flag: 'resource-proxy-url',
+    type: 'url',
+    schemes: ['https', 'http'],
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL',
+    paramsKey: 'principal.resource-proxy.url',
+    description:
+      'Resource proxy URL Argo CD should use (e.g. https://argocd-agent-resource-proxy.argocd.svc:9090). When set, each agent is registered as an Argo CD cluster on first connect.',
+  },
+  {
+    flag: 'registration-token-key-path',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH',
+    paramsKey: 'principal.registration.token-key-path',
+    description:
+      "ES256 key that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path).",
+  },
+  {
+    flag: 'registration-ca-path',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH',
+    paramsKey: 'principal.registration.ca-path',
+    description: "CA that verifies the resource proxy's certificate (caData in cluster Secrets).",
+  },
+  {
+    flag: 'kubeconfig',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
+    paramsKey: 'principal.kubeconfig',
+    description: 'Kubeconfig for the control-plane cluster (default: in-cluster, then $KUBECONFIG).',
+  },
+  {
     flag: 'internal-listen-host',
     type: 'string',
     env: 'ARGOCD_PRINCIPAL_INTERNAL_LISTEN_HOST',

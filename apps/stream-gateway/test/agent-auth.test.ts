@@ -1,96 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { TokenAuthority } from '@pullplane/auth';
-import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import { AGENT_TUNNEL_CONNECT_PATH, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStreamGatewayApp, type StreamGatewayApp, validateGatewayConfig } from '../src/app.js';
+import { type StreamGatewayApp, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
+import { dial, startGateway } from './in-process.js';
 import { makePki, type TestPki } from './support.js';
-
-/** Captures the gateway's JSON log lines. */
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n'))
-        if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { lines, logger: pino({ level: 'debug' }, stream) };
-}
-
-async function startGateway(argv: string[]) {
-  const { config } = loadConfig(gatewayOptions, {
-    argv: [
-      '--listen-host=127.0.0.1',
-      '--listen-port=0',
-      '--internal-listen-port=0',
-      '--metrics-port=0',
-      '--healthz-port=0',
-      ...argv,
-    ],
-    env: {},
-    validate: validateGatewayConfig,
-  });
-  const log = capture();
-  const app = createStreamGatewayApp(config, {
-    logger: log.logger,
-    registry: new Registry(),
-    bus: createMemoryBus(),
-  });
-  await app.start();
-  return { app, log, port: app.gateway!.agentPort };
-}
-
-interface Outcome {
-  welcome?: Frame;
-  error?: ServiceError;
-}
-
-/** Dials Connect like an agent would, sends a Hello, and reports Welcome or the error. */
-function dial(
-  port: number,
-  creds = credentials.createInsecure(),
-  md = new Metadata(),
-  hello: Partial<{ agentName: string; min: number; max: number }> = {},
-): Promise<Outcome> {
-  const client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost' });
-  const call = client.makeBidiStreamRequest<Frame, Frame>(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-    md,
-  );
-  call.write(
-    frame({
-      case: 'hello',
-      value: {
-        minProtocolVersion: hello.min ?? 1,
-        maxProtocolVersion: hello.max ?? 1,
-        agentName: hello.agentName ?? '',
-        agentVersion: 'test',
-        heartbeatIntervalMs: 30_000,
-      },
-    }),
-  );
-  return new Promise((resolve) => {
-    const done = (o: Outcome) => {
-      call.cancel();
-      client.close();
-      resolve(o);
-    };
-    call.on('data', (f: Frame) => done({ welcome: f }));
-    call.on('error', (error: ServiceError) => done({ error }));
-  });
-}
 
 let pki: TestPki;
 beforeAll(async () => {

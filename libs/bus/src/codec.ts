@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BusError, BusErrorCode } from './errors.js';
-import type { ControlEvent, PresenceRecord } from './types.js';
+import type { ControlEvent, PresenceRecord, Revocation } from './types.js';
 
 const presenceSchema = z.object({
   agent: z.string().min(1),
@@ -18,6 +18,11 @@ const controlSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agent-kicked'), agent: z.string(), reason: z.string() }),
   z.object({ type: z.literal('token-denied'), jti: z.string() }),
   z.object({ type: z.literal('config-reload'), service: z.string().optional() }),
+]);
+
+const revocationSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('agent'), agent: z.string().min(1), reason: z.string(), at: z.string() }),
+  z.object({ kind: z.literal('token'), jti: z.string().min(1), reason: z.string(), at: z.string() }),
 ]);
 
 const encoder = new TextEncoder();
@@ -40,6 +45,17 @@ export function decodeControl(bytes: Uint8Array): ControlEvent {
   if (!parsed.success)
     throw new BusError(BusErrorCode.INVALID_RECORD, `invalid control event: ${parsed.error.message}`);
   return parsed.data as ControlEvent;
+}
+
+export function decodeRevocation(bytes: Uint8Array): Revocation {
+  const parsed = revocationSchema.safeParse(safeJson(bytes));
+  if (!parsed.success) throw new BusError(BusErrorCode.INVALID_RECORD, `invalid revocation: ${parsed.error.message}`);
+  return parsed.data as Revocation;
+}
+
+/** One key per revoked subject, so revoking twice is idempotent. */
+export function revocationKey(r: Revocation): string {
+  return r.kind === 'agent' ? `agent.${presenceKey(r.agent)}` : `token.${r.jti.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 function safeJson(bytes: Uint8Array): unknown {

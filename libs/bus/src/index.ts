@@ -1,4 +1,4 @@
-export { decodePresence, presenceKey } from './codec.js';
+export { decodePresence, decodeRevocation, presenceKey, revocationKey } from './codec.js';
 export { BusError, BusErrorCode } from './errors.js';
 export { createMemoryBus } from './memory-bus.js';
 export {
@@ -15,4 +15,6 @@ export type {
   PresenceEvent,
   PresenceRecord,
   PresenceStore,
+  Revocation,
+  RevocationStore,
 } from './types.js';

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord } from './types.js';
+import { revocationKey } from './codec.js';
+import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
 
 /**
  * The embedded single-process bus: same contract as the NATS bus, nothing leaves the
@@ -7,6 +8,8 @@ import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord } from
  */
 export function createMemoryBus(): Bus {
   const records = new Map<string, PresenceRecord>();
+  const revoked = new Map<string, Revocation>();
+  const revocationListeners = new Set<(r: Revocation) => void>();
   const events = new EventEmitter<{ presence: [PresenceEvent]; control: [ControlEvent] }>();
   events.setMaxListeners(0);
   const emit = <K extends 'presence' | 'control'>(
@@ -46,6 +49,20 @@ export function createMemoryBus(): Bus {
       subscribe(listener) {
         events.on('control', listener);
         return () => events.off('control', listener);
+      },
+    },
+    revocations: {
+      async add(r) {
+        revoked.set(revocationKey(r), r);
+        for (const l of revocationListeners) queueMicrotask(() => l(r));
+      },
+      async list() {
+        return [...revoked.values()];
+      },
+      async watch(listener) {
+        for (const r of revoked.values()) listener(r);
+        revocationListeners.add(listener);
+        return () => revocationListeners.delete(listener);
       },
     },
     onStatus() {

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { decodeControl, decodePresence, encodeJson, presenceKey } from './codec.js';
+import { decodeControl, decodePresence, decodeRevocation, encodeJson, presenceKey, revocationKey } from './codec.js';
 import { BusError, BusErrorCode } from './errors.js';
-import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord } from './types.js';
+import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -86,6 +86,14 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   })().catch((err) => warn('NATS status loop ended', err));
 
   const controlSubject = opts.controlSubject ?? DEFAULT_CONTROL_SUBJECT;
+  // Revocations never expire: a separate bucket without the presence TTL.
+  const revocationBucket = `${bucketName}-revocations`;
+  const revOpts = { replicas: opts.replicas ?? 1, history: 1, timeout: 2_000 };
+  let revKv: KV | undefined;
+  const revocations = async (): Promise<KV> => {
+    revKv ??= await kvm.create(revocationBucket, revOpts);
+    return revKv;
+  };
 
   return {
     kind: 'nats',
@@ -211,6 +219,57 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
           },
         });
         return () => sub.unsubscribe();
+      },
+    },
+    revocations: {
+      async add(r: Revocation) {
+        await (await revocations()).put(revocationKey(r), encodeJson(r));
+      },
+      async list() {
+        const kv = await revocations();
+        const out: Revocation[] = [];
+        for await (const key of await kv.keys()) {
+          const e = await kv.get(key);
+          if (e?.operation !== 'PUT') continue;
+          try {
+            out.push(decodeRevocation(e.value));
+          } catch (err) {
+            warn(`skipping invalid revocation ${key}`, err);
+          }
+        }
+        return out;
+      },
+      async watch(listener: (r: Revocation) => void) {
+        const kv = await revocations();
+        let stopped = false;
+        let stopIter: (() => void) | undefined;
+        const loop = async () => {
+          while (!stopped && !closed) {
+            try {
+              const iter = await kv.watch({ key: '>' });
+              stopIter = () => iter.stop();
+              for await (const e of iter) {
+                if (e.operation !== 'PUT') continue;
+                try {
+                  listener(decodeRevocation(e.value));
+                } catch (err) {
+                  warn('ignoring invalid revocation', err);
+                }
+              }
+            } catch (err) {
+              if (stopped || closed) return;
+              warn('revocation watch failed; restarting', err);
+            }
+            await sleep(500);
+          }
+        };
+        void loop();
+        // Replaying existing revocations is part of the watch, but callers also want them now.
+        for (const r of await this.list()) listener(r);
+        return () => {
+          stopped = true;
+          stopIter?.();
+        };
       },
     },
     onStatus(listener) {

@@ -38,10 +38,27 @@ export interface ControlBus {
 
 export type BusStatus = 'connected' | 'disconnected';
 
+/** A durable revocation: an agent (all its credentials) or one token, by jti. */
+export type Revocation =
+  | { kind: 'agent'; agent: string; reason: string; at: string }
+  | { kind: 'token'; jti: string; reason: string; at: string };
+
+/**
+ * Revocations outlive every process: gateways load them at start and watch for new ones, so a
+ * revoked agent stays out across restarts (control events alone would be forgotten).
+ */
+export interface RevocationStore {
+  add(revocation: Revocation): Promise<void>;
+  /** Current revocations first, then new ones. Returns a function that stops it. */
+  watch(listener: (revocation: Revocation) => void): Promise<() => void>;
+  list(): Promise<Revocation[]>;
+}
+
 export interface Bus {
   readonly kind: 'nats' | 'memory';
   readonly presence: PresenceStore;
   readonly control: ControlBus;
+  readonly revocations: RevocationStore;
   readonly status: BusStatus;
   /** Called on every connect/disconnect; returns an unsubscribe function. */
   onStatus(listener: (status: BusStatus) => void): () => void;

@@ -107,6 +107,21 @@ describe.each(factories)('%s bus', (_kind, factory) => {
     if (b !== a) await b.close();
   });
 
+  it('keeps revocations durably and replays them to new watchers', async () => {
+    const { a, b } = await factory();
+    await a.revocations.add({ kind: 'agent', agent: 'agent-r', reason: 'compromised', at: new Date().toISOString() });
+    await a.revocations.add({ kind: 'agent', agent: 'agent-r', reason: 'compromised again', at: new Date().toISOString() });
+    const seen: string[] = [];
+    const stop = await b.revocations.watch((r) => seen.push(r.kind === 'agent' ? r.agent : r.jti));
+    expect(seen).toContain('agent-r');
+    await a.revocations.add({ kind: 'token', jti: 'tok-1', reason: 'leaked', at: new Date().toISOString() });
+    await expect.poll(() => seen.includes('tok-1'), { timeout: 1_000 }).toBe(true);
+    expect((await b.revocations.list()).length).toBe(2);
+    stop();
+    await a.close();
+    if (b !== a) await b.close();
+  });
+
   it('refuses agent names that are not DNS labels', async () => {
     const { a } = await factory();
     if (a.kind === 'nats') await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);

@@ -39,6 +39,9 @@ export interface GatewayOptions {
   presenceRefreshMs: number;
   helloTimeoutMs?: number;
   minIdleTimeoutMs?: number;
+  isRevoked?: (agent: string) => boolean;
+  /** Called when an agent's tunnel is established here (cluster registration hooks in). */
+  onAgentConnected?: (agent: string) => void;
 }
 
 export function defaultGatewayId(): string {
@@ -88,7 +91,11 @@ export class Gateway {
         helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
         minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
         isAccepting: () => this.accepting,
-        onSession: (s) => this.registry.add(s),
+        ...(opts.isRevoked ? { isRevoked: opts.isRevoked } : {}),
+        onSession: (s) => {
+          this.registry.add(s);
+          opts.onAgentConnected?.(s.agent);
+        },
         sessionHooks: {
           onHeartbeat: (s) => this.registry.heartbeat(s),
           onClosed: (s, reason) => this.onSessionClosed(s, reason),

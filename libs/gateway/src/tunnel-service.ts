@@ -17,6 +17,8 @@ export interface TunnelServiceOptions {
   /** Floor for the idle timeout; the timeout is three heartbeat intervals above that. */
   minIdleTimeoutMs: number;
   isAccepting: () => boolean;
+  /** Revoked agents are refused even with valid credentials (certificates cannot be recalled). */
+  isRevoked?: (agent: string) => boolean;
   onSession: (session: AgentSession) => void;
   sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed'>;
 }
@@ -52,6 +54,12 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     return;
   }
   const agent = auth.identity;
+  if (opts.isRevoked?.(agent)) {
+    opts.metrics.authFailures.inc({ code: 'AGENT_REVOKED' });
+    log.warn({ agent }, 'revoked agent tried to connect');
+    fail(call, status.PERMISSION_DENIED, `agent ${agent} has been revoked`);
+    return;
+  }
   const hello = await readHello(call, opts.helloTimeoutMs);
   if (!hello) {
     log.warn({ agent }, 'agent did not open with a Hello frame');

@@ -1,0 +1,120 @@
+import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { type ClusterCredentials, clusterSecret, FINGERPRINT_ANNOTATION, isOurs, secretName } from './cluster-secret.js';
+import { RegistrationError, RegistrationErrorCode } from './errors.js';
+
+export interface ClusterRegistrarOptions {
+  kubeConfig: KubeConfig;
+  /** Argo CD's namespace, where cluster Secrets live. */
+  namespace: string;
+  /** The URL Argo CD uses for an agent's cluster. */
+  serverFor: (agent: string) => string;
+  caPem?: string;
+  /** Fresh credentials for an agent (called only when a Secret must be written). */
+  credentialsFor: (agent: string) => Promise<ClusterCredentials>;
+  /** Digest of what credentials derive from; a change means "rotate". */
+  fingerprint: string;
+  logger: Logger;
+}
+
+export type EnsureResult = 'created' | 'updated' | 'unchanged' | 'foreign';
+export type RemoveResult = 'deleted' | 'absent' | 'foreign';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const status = (err: unknown) => (err instanceof ApiException ? (err.code as number) : undefined);
+
+/**
+ * Keeps an Argo CD cluster Secret for every agent. Writes are idempotent and conditional
+ * (create fails on an existing name, updates carry the resourceVersion), so any number of
+ * gateway replicas may run it concurrently without duplicates or lost updates. Secrets it
+ * did not create are never touched.
+ */
+export class ClusterRegistrar {
+  private readonly api: CoreV1Api;
+  private readonly inflight = new Map<string, Promise<EnsureResult>>();
+
+  constructor(private readonly opts: ClusterRegistrarOptions) {
+    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  /** Makes sure the agent's cluster Secret exists and is current. */
+  ensure(agent: string): Promise<EnsureResult> {
+    if (!DNS_LABEL.test(agent)) {
+      return Promise.reject(new RegistrationError(RegistrationErrorCode.INVALID_AGENT, `"${agent}" is not an agent name`));
+    }
+    // Reconnect storms call this repeatedly for one agent: share the work in progress.
+    let p = this.inflight.get(agent);
+    if (!p) {
+      p = this.reconcile(agent).finally(() => this.inflight.delete(agent));
+      this.inflight.set(agent, p);
+    }
+    return p;
+  }
+
+  private async reconcile(agent: string, attempt = 0): Promise<EnsureResult> {
+    const { namespace, logger } = this.opts;
+    const name = secretName(agent);
+    const existing = await this.read(name);
+    if (existing && !isOurs(existing)) {
+      logger.warn({ agent, secret: name }, 'a cluster secret not created by pullplane exists; leaving it alone');
+      return 'foreign';
+    }
+    if (existing && existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint) return 'unchanged';
+    const body = clusterSecret({
+      agent,
+      namespace,
+      server: this.opts.serverFor(agent),
+      credentials: await this.opts.credentialsFor(agent),
+      ...(this.opts.caPem ? { caPem: this.opts.caPem } : {}),
+      fingerprint: this.opts.fingerprint,
+    }) as V1Secret;
+    try {
+      if (!existing) {
+        await this.api.createNamespacedSecret({ namespace, body });
+        logger.info({ agent, secret: name }, 'registered agent as an Argo CD cluster');
+        return 'created';
+      }
+      body.metadata!.resourceVersion = existing.metadata?.resourceVersion;
+      await this.api.replaceNamespacedSecret({ name, namespace, body });
+      logger.info({ agent, secret: name }, 'refreshed cluster secret (credentials rotated)');
+      return 'updated';
+    } catch (err) {
+      // Another replica wrote first (409): look again rather than overwrite.
+      if (status(err) === 409 && attempt < 3) return this.reconcile(agent, attempt + 1);
+      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `writing ${namespace}/${name} failed: ${String(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Deletes the agent's cluster Secret if pullplane created it. */
+  async remove(agent: string): Promise<RemoveResult> {
+    const name = secretName(agent);
+    const existing = await this.read(name);
+    if (!existing) return 'absent';
+    if (!isOurs(existing)) return 'foreign';
+    try {
+      await this.api.deleteNamespacedSecret({
+        name,
+        namespace: this.opts.namespace,
+        body: { preconditions: { uid: existing.metadata?.uid } },
+      });
+    } catch (err) {
+      if (status(err) === 404) return 'absent';
+      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `deleting ${name} failed: ${String(err)}`, { cause: err });
+    }
+    this.opts.logger.info({ agent, secret: name }, 'removed cluster secret');
+    return 'deleted';
+  }
+
+  private async read(name: string): Promise<V1Secret | undefined> {
+    try {
+      return await this.api.readNamespacedSecret({ name, namespace: this.opts.namespace });
+    } catch (err) {
+      if (status(err) === 404) return undefined;
+      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `reading ${this.opts.namespace}/${name} failed: ${String(err)}`, {
+        cause: err,
+      });
+    }
+  }
+}

@@ -1,0 +1,20 @@
+export {
+  ClusterRegistrar,
+  type ClusterRegistrarOptions,
+  type EnsureResult,
+  type RemoveResult,
+} from './cluster-registrar.js';
+export {
+  AGENT_LABEL,
+  type ClusterCredentials,
+  type ClusterSecretSpec,
+  clusterSecret,
+  FINGERPRINT_ANNOTATION,
+  fingerprint,
+  isOurs,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  SECRET_TYPE_LABEL,
+  secretName,
+} from './cluster-secret.js';
+export { RegistrationError, RegistrationErrorCode } from './errors.js';
