@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { runCli } from './program.js';
 
-process.exitCode = await runCli(process.argv.slice(2), {
+const code = await runCli(process.argv.slice(2), {
   out: (t) => process.stdout.write(t),
   err: (t) => process.stderr.write(t),
 });
+// Exit explicitly: a NATS client still retrying an unreachable server would keep us alive.
+process.stdout.write('', () => process.exit(code));

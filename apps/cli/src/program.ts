@@ -1,32 +1,41 @@
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { buildKubeconfig, UsageError } from './kubeconfig-command.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterRegistrar } from '@pullplane/registration';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import pino from 'pino';
+import { parse } from 'yaml';
+import {
+  agentCreate,
+  agentList,
+  agentRevoke,
+  caInit,
+  type OutputFormat,
+  presenceTable,
+  render,
+} from './admin-commands.js';
+import { buildKubeconfig, type KubeconfigCommandOptions, UsageError } from './kubeconfig-command.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0)
-    throw new InvalidArgumentError('must be a positive whole number of seconds');
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+};
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new InvalidArgumentError('must be a port (1-65535)');
   return n;
 };
 const collect = (v: string, prev: string[]) => [...prev, ...v.split(',').filter(Boolean)];
+const output = (formats: OutputFormat[], fallback: OutputFormat) =>
+  new Option('--output <format>', `output format: ${formats.join(', ')}`).choices(formats).default(fallback);
 
 export interface Io {
   out(text: string): void;
   err(text: string): void;
 }
 
-/** The `pullplane` admin command line; commander gives subcommands, help and usage errors. */
-export function buildProgram(io: Io): Command {
-  const program = new Command('pullplane')
-    .description('Administer a pullplane installation.')
-    .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err });
-  program
-    .command('kubeconfig')
-    .description('Write a kubeconfig that reaches agents through the resource proxy (one context per agent).')
+function kubeconfigOptions(cmd: Command): Command {
+  return cmd
     .requiredOption('--server <url>', 'resource proxy URL, e.g. https://argocd-agent-resource-proxy:9090')
-    .option('--agent <name>', 'an agent (repeatable, or comma-separated)', collect, [])
-    .option('--all', 'every agent currently connected (reads presence from NATS)')
-    .option('--nats-url <url>', 'NATS for --all')
     .option('--ca-path <file>', "CA that verifies the proxy's certificate")
     .option('--insecure-skip-tls-verify', 'do not verify the proxy (development only)')
     .option('--token-key-path <file>', 'ES256 key the proxy verifies caller tokens with: issue bearer tokens')
@@ -38,18 +47,123 @@ export function buildProgram(io: Io): Command {
     .option('--subject <name>', 'who the token is for (logged by the proxy)', 'kubectl')
     .option('--client-ca-cert <file>', 'CA the proxy trusts for client certificates: issue certificates')
     .option('--client-ca-key <file>', 'private key of --client-ca-cert')
-    .option('-o, --output <file>', 'write here (mode 0600) instead of stdout')
-    .action(async (opts) => {
-      const { agent, clientCaCert, clientCaKey, ...rest } = opts;
-      const text = await buildKubeconfig({
-        ...rest,
-        agents: agent,
-        ...(clientCaCert ? { clientCaCertPath: clientCaCert } : {}),
-        ...(clientCaKey ? { clientCaKeyPath: clientCaKey } : {}),
-      });
-      if (!opts.output) io.out(text);
-      else io.err(`wrote ${opts.output}\n`);
+    .option('--file <path>', 'write the kubeconfig here (mode 0600) instead of stdout')
+    .addOption(output(['yaml', 'json'], 'yaml'));
+}
+
+async function writeKubeconfig(io: Io, opts: Record<string, unknown>, agents: string[]): Promise<void> {
+  const { clientCaCert, clientCaKey, file, output: format, ...rest } = opts;
+  const text = await buildKubeconfig({
+    ...(rest as Omit<KubeconfigCommandOptions, 'agents'>),
+    agents,
+    ...(clientCaCert ? { clientCaCertPath: clientCaCert as string } : {}),
+    ...(clientCaKey ? { clientCaKeyPath: clientCaKey as string } : {}),
+    ...(file ? { output: file as string } : {}),
+  });
+  if (file) io.err(`wrote ${String(file)}\n`);
+  else io.out(format === 'json' ? render(parse(text), 'json') : text);
+}
+
+/** The `pullplane` admin command line; commander gives subcommands, help and usage errors. */
+export function buildProgram(io: Io): Command {
+  const program = new Command('pullplane')
+    .description('Administer a pullplane installation.')
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+
+  const ca = program.command('ca').description('The certificate authority for agent client certificates.');
+  ca.command('init')
+    .description('Create a CA (ca.crt, ca.key with mode 0600).')
+    .requiredOption('--dir <dir>', 'where to write it')
+    .option('--common-name <cn>', 'CA subject', 'pullplane-agent-ca')
+    .option('--force', 'replace an existing CA')
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (o) =>
+      io.out(render(await caInit({ dir: o.dir, commonName: o.commonName, force: o.force }), o.output)),
+    );
+
+  const agent = program.command('agent').description('Onboard, inspect and revoke agents.');
+  agent
+    .command('create <name>')
+    .description('Issue credentials for an agent and print the manifests to apply on its cluster.')
+    .requiredOption(
+      '--server-address <host>',
+      'the gateway as the agent reaches it (argocd-agent-principal Service or LB)',
+    )
+    .option('--server-port <port>', 'gateway port', port, 8443)
+    .option('--ca-dir <dir>', 'CA from `ca init`: issue a client certificate (CN = agent name)')
+    .option('--token-key-path <file>', "the gateway's --token-key-path: issue a bearer token instead")
+    .option('--gateway-ca-path <file>', "CA of the gateway's server certificate (default: the --ca-dir CA)")
+    .option('--namespace <ns>', 'namespace on the workload cluster', 'argocd')
+    .option('--image <ref>', 'agent image', 'ghcr.io/pullplane/agent:0.1.0')
+    .option('--validity-days <days>', 'client certificate lifetime', positiveInt, 365)
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (name: string, o) => io.out(render(await agentCreate({ name, ...o }), o.output)));
+  kubeconfigOptions(
+    agent
+      .command('kubeconfig <name>')
+      .description('A kubeconfig reaching one agent through the resource proxy.'),
+  ).action(async (name: string, o) => writeKubeconfig(io, o, [name]));
+  agent
+    .command('list')
+    .description(
+      'Connected agents, from the shared presence: gateway, connected since, last heartbeat, version.',
+    )
+    .requiredOption('--nats-url <url>', 'NATS holding the presence bucket')
+    .addOption(output(['table', 'json', 'yaml'], 'table'))
+    .action(async (o) => {
+      const records = await agentList(o.natsUrl);
+      io.out(o.output === 'table' ? presenceTable(records) : render(records, o.output));
     });
+  agent
+    .command('revoke <name>')
+    .description('Revoke an agent: every gateway disconnects it and refuses it from now on.')
+    .requiredOption('--nats-url <url>', 'NATS shared by the gateways')
+    .option('--reason <text>', 'why (logged by the gateways)', 'revoked by an administrator')
+    .option(
+      '--delete-cluster-secret',
+      "also delete the agent's Argo CD cluster Secret (only if pullplane created it)",
+    )
+    .option(
+      '--kubeconfig <file>',
+      'control-plane cluster for --delete-cluster-secret (default: in-cluster / $KUBECONFIG)',
+    )
+    .option('--argocd-namespace <ns>', 'where the cluster Secret lives', 'argocd')
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (name: string, o) => {
+      const result: Record<string, string> = await agentRevoke({
+        name,
+        natsUrl: o.natsUrl,
+        reason: o.reason,
+      });
+      if (o.deleteClusterSecret) {
+        const kc = new KubeConfig();
+        if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+        else kc.loadFromDefault();
+        const registrar = new ClusterRegistrar({
+          kubeConfig: kc,
+          namespace: o.argocdNamespace,
+          serverFor: () => '',
+          credentialsFor: async () => ({ bearerToken: '' }),
+          fingerprint: '',
+          logger: pino({ level: 'silent' }),
+        });
+        result.clusterSecret = await registrar.remove(name);
+      }
+      io.out(render(result, o.output));
+    });
+
+  kubeconfigOptions(
+    program
+      .command('kubeconfig')
+      .description('A kubeconfig reaching several agents through the resource proxy (one context per agent).')
+      .option('--agent <name>', 'an agent (repeatable, or comma-separated)', collect, [])
+      .option('--all', 'every agent currently connected (reads presence from NATS)')
+      .option('--nats-url <url>', 'NATS for --all'),
+  ).action(async (o) => {
+    const { agent: agents, ...rest } = o;
+    await writeKubeconfig(io, rest, agents);
+  });
   return program;
 }
 

@@ -68,7 +68,7 @@ describe('pullplane kubeconfig', () => {
       '--agent=east',
       `--client-ca-cert=${path.join(dir, 'ca.crt')}`,
       `--client-ca-key=${path.join(dir, 'ca.key')}`,
-      '-o',
+      '--file',
       out,
     );
     expect(r.code).toBe(0);

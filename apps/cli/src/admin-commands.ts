@@ -1,0 +1,149 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isDnsLabel, TokenAuthority } from '@pullplane/auth';
+import { connectNatsBus, type PresenceRecord } from '@pullplane/bus';
+import { createCertificateAuthority, describeCertificate, issueCertificate } from '@pullplane/pki';
+import { stringify } from 'yaml';
+import { agentManifests } from './agent-manifests.js';
+import { UsageError } from './kubeconfig-command.js';
+
+export type OutputFormat = 'yaml' | 'json' | 'table';
+
+function requireAgentName(name: string): void {
+  if (!isDnsLabel(name))
+    throw new UsageError(`"${name}" is not an agent name (a DNS label: lower-case letters, digits, "-")`);
+}
+
+/** `ca init`: a new CA for agent client certificates (and, if wanted, the gateway's server certificate). */
+export async function caInit(o: {
+  dir: string;
+  commonName: string;
+  force?: boolean;
+}): Promise<Record<string, string>> {
+  const cert = path.join(o.dir, 'ca.crt');
+  const key = path.join(o.dir, 'ca.key');
+  if (!o.force && (existsSync(cert) || existsSync(key))) {
+    throw new UsageError(
+      `${o.dir} already holds a CA; pass --force to replace it (every issued certificate stops working)`,
+    );
+  }
+  mkdirSync(o.dir, { recursive: true, mode: 0o700 });
+  const ca = await createCertificateAuthority({ commonName: o.commonName, validityDays: 3650 });
+  writeFileSync(cert, ca.certPem, { mode: 0o644 });
+  writeFileSync(key, ca.keyPem, { mode: 0o600 });
+  return { caCert: cert, caKey: key, fingerprint: describeCertificate(ca.certPem).fingerprint256 };
+}
+
+export interface AgentCreateOptions {
+  name: string;
+  serverAddress: string;
+  serverPort: number;
+  namespace: string;
+  image: string;
+  caDir?: string;
+  tokenKeyPath?: string;
+  gatewayCaPath?: string;
+  validityDays: number;
+}
+
+/** `agent create`: credentials for one agent and the manifests to apply on its cluster. */
+export async function agentCreate(o: AgentCreateOptions): Promise<Array<Record<string, unknown>>> {
+  requireAgentName(o.name);
+  if (Boolean(o.caDir) === Boolean(o.tokenKeyPath)) {
+    throw new UsageError(
+      'choose one credential: --ca-dir (client certificate) or --token-key-path (bearer token)',
+    );
+  }
+  const base = {
+    agent: o.name,
+    namespace: o.namespace,
+    serverAddress: o.serverAddress,
+    serverPort: o.serverPort,
+    image: o.image,
+  };
+  if (o.caDir) {
+    const ca = {
+      certPem: readFileSync(path.join(o.caDir, 'ca.crt'), 'utf8'),
+      keyPem: readFileSync(path.join(o.caDir, 'ca.key'), 'utf8'),
+    };
+    const cert = await issueCertificate(ca, {
+      commonName: o.name,
+      usage: 'client',
+      validityDays: o.validityDays,
+    });
+    const gatewayCa = o.gatewayCaPath ? readFileSync(o.gatewayCaPath, 'utf8') : ca.certPem;
+    return agentManifests({
+      ...base,
+      credentials: { kind: 'mtls', certPem: cert.certPem, keyPem: cert.keyPem, caPem: gatewayCa },
+    });
+  }
+  const tokens = await TokenAuthority.fromFile(o.tokenKeyPath!);
+  const token = await tokens.issue(o.name);
+  return agentManifests({
+    ...base,
+    credentials: {
+      kind: 'token',
+      token,
+      ...(o.gatewayCaPath ? { caPem: readFileSync(o.gatewayCaPath, 'utf8') } : {}),
+    },
+  });
+}
+
+export async function withBus<T>(
+  natsUrl: string,
+  fn: (bus: Awaited<ReturnType<typeof connectNatsBus>>) => Promise<T>,
+): Promise<T> {
+  const bus = await Promise.race([
+    connectNatsBus({ servers: natsUrl, name: 'pullplane-cli' }),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`cannot reach NATS at ${natsUrl}`)), 5_000).unref(),
+    ),
+  ]);
+  try {
+    return await fn(bus);
+  } finally {
+    await bus.close();
+  }
+}
+
+/** `agent list`: connected agents from the shared presence. */
+export async function agentList(natsUrl: string): Promise<PresenceRecord[]> {
+  return withBus(natsUrl, async (bus) =>
+    (await bus.presence.list()).sort((a, b) => a.agent.localeCompare(b.agent)),
+  );
+}
+
+export function presenceTable(records: PresenceRecord[]): string {
+  const rows = [['AGENT', 'GATEWAY', 'CONNECTED SINCE', 'LAST HEARTBEAT', 'VERSION']];
+  for (const r of records) rows.push([r.agent, r.gatewayId, r.connectedAt, r.lastHeartbeat, r.agentVersion]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return `${rows
+    .map((row) =>
+      row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('   ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}
+
+/** `agent revoke`: a durable revocation (gateways refuse and disconnect the agent) and a control event. */
+export async function agentRevoke(o: {
+  name: string;
+  natsUrl: string;
+  reason: string;
+}): Promise<Record<string, string>> {
+  requireAgentName(o.name);
+  const at = new Date().toISOString();
+  await withBus(o.natsUrl, async (bus) => {
+    await bus.revocations.add({ kind: 'agent', agent: o.name, reason: o.reason, at });
+    await bus.control.publish({ type: 'agent-revoked', agent: o.name, reason: o.reason });
+  });
+  return { agent: o.name, revokedAt: at, reason: o.reason };
+}
+
+export function render(value: unknown, format: OutputFormat): string {
+  if (format === 'json') return `${JSON.stringify(value, null, 2)}\n`;
+  if (Array.isArray(value)) return value.map((v) => `---\n${stringify(v)}`).join('');
+  return stringify(value);
+}

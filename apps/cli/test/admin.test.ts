@@ -1,0 +1,159 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TokenAuthority } from '@pullplane/auth';
+import { connectNatsBus } from '@pullplane/bus';
+import { describeCertificate } from '@pullplane/pki';
+import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { runCli } from '../src/program.js';
+
+let dir: string;
+let nats: NatsServerHandle;
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'cli-admin-'));
+  nats = await startNatsServer();
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await nats.stop();
+});
+
+async function cli(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+type Manifest = {
+  kind: string;
+  metadata: { name: string };
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
+
+describe('pullplane ca and agent', () => {
+  const caDir = () => path.join(dir, 'pki');
+
+  it('ca init writes a CA with a private key only the owner can read, and will not clobber it', async () => {
+    const r = await cli('ca', 'init', '--dir', caDir(), '--output', 'json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.out) as { caCert: string; caKey: string };
+    expect(describeCertificate(readFileSync(out.caCert, 'utf8')).isCertificateAuthority).toBe(true);
+    expect(statSync(out.caKey).mode & 0o777).toBe(0o600);
+    const again = await cli('ca', 'init', '--dir', caDir());
+    expect(again.code).toBe(2);
+    expect(again.err).toMatch(/already holds a CA; pass --force/);
+  });
+
+  it('agent create issues a client certificate and prints the manifests for the workload cluster', async () => {
+    const r = await cli(
+      'agent',
+      'create',
+      'east',
+      '--server-address',
+      'principal.example.com',
+      '--ca-dir',
+      caDir(),
+    );
+    expect(r.code).toBe(0);
+    const docs = parseAllDocuments(r.out).map((d) => d.toJSON() as Manifest);
+    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Secret', 'Deployment']);
+    const params = docs[0]!.data!;
+    expect(params).toMatchObject({
+      'agent.server.address': 'principal.example.com',
+      'agent.server.port': '8443',
+      'agent.creds': 'mtls:',
+      'agent.tls.client.cert-path': '/app/config/credentials/tls.crt',
+    });
+    const cert = describeCertificate(docs[1]!.stringData!['tls.crt']!);
+    expect(cert.commonName).toBe('east');
+    expect(docs[1]!.stringData!['ca.crt']).toBe(readFileSync(path.join(caDir(), 'ca.crt'), 'utf8'));
+  });
+
+  it('agent create can issue a bearer token the gateway verifies instead', async () => {
+    const gatewayKey = await TokenAuthority.generate();
+    const keyFile = path.join(dir, 'gateway-jwt.key');
+    writeFileSync(keyFile, gatewayKey.exportPrivateKeyPem());
+    const r = await cli(
+      'agent',
+      'create',
+      'west',
+      '--server-address',
+      'p',
+      '--token-key-path',
+      keyFile,
+      '--output',
+      'json',
+    );
+    expect(r.code).toBe(0);
+    const docs = JSON.parse(r.out) as Manifest[];
+    expect(docs[0]!.data!['agent.creds']).toBe('token:/app/config/credentials/token');
+    expect(await gatewayKey.verify(docs[1]!.stringData!.token!)).toMatchObject({ agent: 'west' });
+  });
+
+  it('agent list shows connected agents from presence', async () => {
+    const bus = await connectNatsBus({ servers: nats.url, name: 'seed' });
+    await bus.presence.put({
+      agent: 'east',
+      gatewayId: 'gw-7f3a',
+      internalAddress: '10.0.0.9:8444',
+      sessionId: 's1',
+      connectedAt: '2026-11-22T01:00:00.000Z',
+      lastHeartbeat: '2026-11-22T01:05:00.000Z',
+      agentVersion: '0.1.0',
+      protocolVersion: 1,
+    });
+    await bus.close();
+    const table = await cli('agent', 'list', '--nats-url', nats.url);
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/^AGENT\s+GATEWAY\s+CONNECTED SINCE\s+LAST HEARTBEAT\s+VERSION\n/);
+    expect(table.out).toMatch(/east\s+gw-7f3a\s+2026-11-22T01:00:00.000Z\s+2026-11-22T01:05:00.000Z\s+0.1.0/);
+    const json = JSON.parse(
+      (await cli('agent', 'list', '--nats-url', nats.url, '--output', 'json')).out,
+    ) as Array<{ agent: string }>;
+    expect(json.map((r) => r.agent)).toEqual(['east']);
+  });
+
+  it('agent revoke records a durable revocation every gateway sees', async () => {
+    const r = await cli(
+      'agent',
+      'revoke',
+      'east',
+      '--nats-url',
+      nats.url,
+      '--reason',
+      'cluster decommissioned',
+    );
+    expect(r.code).toBe(0);
+    expect(parse(r.out)).toMatchObject({ agent: 'east', reason: 'cluster decommissioned' });
+    const bus = await connectNatsBus({ servers: nats.url, name: 'check' });
+    expect(await bus.revocations.list()).toEqual([expect.objectContaining({ kind: 'agent', agent: 'east' })]);
+    await bus.close();
+  });
+
+  it.each([
+    [['agent', 'create', 'Bad_Name', '--server-address', 'p', '--ca-dir', '/x'], /not an agent name/],
+    [['agent', 'create', 'ok', '--server-address', 'p'], /choose one credential/],
+    [
+      ['agent', 'create', 'ok', '--server-address', 'p', '--ca-dir', '/x', '--server-port', '70000'],
+      /must be a port/,
+    ],
+    [['agent', 'list'], /required option '--nats-url <url>'/],
+    [['agent', 'list', '--nats-url', 'nats://x', '--output', 'xml'], /Allowed choices are table, json, yaml/],
+    [['agent', 'revoke', '../etc', '--nats-url', 'nats://127.0.0.1:1'], /not an agent name/],
+    [['ca', 'init'], /required option '--dir <dir>'/],
+  ])('refuses %j with exit code 2', async (argv, message) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  it('fails with exit code 1 and a clear message when NATS is unreachable', async () => {
+    const r = await cli('agent', 'list', '--nats-url', 'nats://127.0.0.1:1');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/cannot (reach|connect to) NATS/);
+  });
+});
