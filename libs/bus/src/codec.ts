@@ -49,13 +49,16 @@ export function decodeControl(bytes: Uint8Array): ControlEvent {
 
 export function decodeRevocation(bytes: Uint8Array): Revocation {
   const parsed = revocationSchema.safeParse(safeJson(bytes));
-  if (!parsed.success) throw new BusError(BusErrorCode.INVALID_RECORD, `invalid revocation: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid revocation: ${parsed.error.message}`);
   return parsed.data as Revocation;
 }
 
 /** One key per revoked subject, so revoking twice is idempotent. */
 export function revocationKey(r: Revocation): string {
-  return r.kind === 'agent' ? `agent.${presenceKey(r.agent)}` : `token.${r.jti.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return r.kind === 'agent'
+    ? `agent.${presenceKey(r.agent)}`
+    : `token.${r.jti.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 function safeJson(bytes: Uint8Array): unknown {

@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { decodeControl, decodePresence, decodeRevocation, encodeJson, presenceKey, revocationKey } from './codec.js';
+import {
+  decodeControl,
+  decodePresence,
+  decodeRevocation,
+  encodeJson,
+  presenceKey,
+  revocationKey,
+} from './codec.js';
 import { BusError, BusErrorCode } from './errors.js';
 import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
 

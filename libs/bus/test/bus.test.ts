@@ -109,8 +109,18 @@ describe.each(factories)('%s bus', (_kind, factory) => {
 
   it('keeps revocations durably and replays them to new watchers', async () => {
     const { a, b } = await factory();
-    await a.revocations.add({ kind: 'agent', agent: 'agent-r', reason: 'compromised', at: new Date().toISOString() });
-    await a.revocations.add({ kind: 'agent', agent: 'agent-r', reason: 'compromised again', at: new Date().toISOString() });
+    await a.revocations.add({
+      kind: 'agent',
+      agent: 'agent-r',
+      reason: 'compromised',
+      at: new Date().toISOString(),
+    });
+    await a.revocations.add({
+      kind: 'agent',
+      agent: 'agent-r',
+      reason: 'compromised again',
+      at: new Date().toISOString(),
+    });
     const seen: string[] = [];
     const stop = await b.revocations.watch((r) => seen.push(r.kind === 'agent' ? r.agent : r.jti));
     expect(seen).toContain('agent-r');

@@ -1,6 +1,14 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Open } from '@pullplane/proto';
-import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  type FrameSink,
+  forEachFrame,
+  isTunnelError,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { type Authenticator, callContext } from './caller-auth.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -16,9 +24,10 @@ export interface ForwardServiceOptions {
   metrics: GatewayMetrics;
 }
 
-const sendReset = (call: Call, err: TunnelError) => {
+const sendReset = (call: Call, sink: FrameSink, err: TunnelError) => {
   if (call.writableEnded || call.destroyed) return;
-  call.write(frame({ case: 'reset', value: { streamId: 1, code: err.resetCode, message: err.message } }));
+  sink.send(frame({ case: 'reset', value: { streamId: 1, code: err.resetCode, message: err.message } }));
+  sink.flush?.();
   call.end();
 };
 
@@ -58,20 +67,21 @@ export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) 
 }
 
 function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
+  const sink = duplexFrameSink(call);
   let stream: TunnelStream;
   try {
     stream = opts.openLocal(open.agent, open);
   } catch (err) {
     const e = isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err));
     opts.metrics.forwardRejected.inc({ code: e.code });
-    sendReset(call, e);
+    sendReset(call, sink, e);
     return;
   }
   opts.metrics.forwardedStreams.inc();
-  call.write(frame({ case: 'accepted', value: { gatewayId: opts.gatewayId } }));
+  sink.send(frame({ case: 'accepted', value: { gatewayId: opts.gatewayId } }));
 
   // proxy -> agent
-  call.on('data', (f: Frame) => {
+  const fromProxy = (f: Frame) => {
     switch (f.kind.case) {
       case 'data':
         if (!stream.write(f.kind.value.chunk)) {
@@ -91,7 +101,8 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
       default:
         stream.reset(TunnelErrorCode.PROTOCOL, `unexpected ${f.kind.case} frame from proxy`);
     }
-  });
+  };
+  call.on('data', (f: Frame) => forEachFrame(f, fromProxy));
   // The proxy went away: the agent must stop working on it too.
   const abandon = () => {
     if (!stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'requester went away');
@@ -105,16 +116,17 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
     .responseHead()
     .then((head) => {
       if (call.writableEnded) return;
-      call.write(frame({ case: 'responseHead', value: head }));
+      sink.send(frame({ case: 'responseHead', value: head }));
       stream.on('data', (chunk: Buffer) => {
-        if (!call.write(frame({ case: 'data', value: { streamId: 1, chunk } }))) {
+        if (!sink.send(frame({ case: 'data', value: { streamId: 1, chunk } }))) {
           stream.pause();
           call.once('drain', () => stream.resume());
         }
       });
       stream.on('end', () => {
         if (call.writableEnded) return;
-        call.write(frame({ case: 'end', value: { streamId: 1 } }));
+        sink.send(frame({ case: 'end', value: { streamId: 1 } }));
+        sink.flush?.();
         call.end();
       });
     })
@@ -122,7 +134,11 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
   stream.on('close', () => {
     const err = stream.errored;
     if (err && !call.writableEnded) {
-      sendReset(call, isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, err.message));
+      sendReset(
+        call,
+        sink,
+        isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, err.message),
+      );
     }
   });
 }

@@ -1,6 +1,7 @@
 export { type FrameInit, type FrameKind, frame } from './frame.js';
 export {
   type Accepted,
+  type Batch,
   type Data,
   type End,
   type Frame,

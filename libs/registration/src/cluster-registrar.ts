@@ -1,6 +1,12 @@
 import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { type ClusterCredentials, clusterSecret, FINGERPRINT_ANNOTATION, isOurs, secretName } from './cluster-secret.js';
+import {
+  type ClusterCredentials,
+  clusterSecret,
+  FINGERPRINT_ANNOTATION,
+  isOurs,
+  secretName,
+} from './cluster-secret.js';
 import { RegistrationError, RegistrationErrorCode } from './errors.js';
 
 export interface ClusterRegistrarOptions {
@@ -40,7 +46,9 @@ export class ClusterRegistrar {
   /** Makes sure the agent's cluster Secret exists and is current. */
   ensure(agent: string): Promise<EnsureResult> {
     if (!DNS_LABEL.test(agent)) {
-      return Promise.reject(new RegistrationError(RegistrationErrorCode.INVALID_AGENT, `"${agent}" is not an agent name`));
+      return Promise.reject(
+        new RegistrationError(RegistrationErrorCode.INVALID_AGENT, `"${agent}" is not an agent name`),
+      );
     }
     // Reconnect storms call this repeatedly for one agent: share the work in progress.
     let p = this.inflight.get(agent);
@@ -56,10 +64,14 @@ export class ClusterRegistrar {
     const name = secretName(agent);
     const existing = await this.read(name);
     if (existing && !isOurs(existing)) {
-      logger.warn({ agent, secret: name }, 'a cluster secret not created by pullplane exists; leaving it alone');
+      logger.warn(
+        { agent, secret: name },
+        'a cluster secret not created by pullplane exists; leaving it alone',
+      );
       return 'foreign';
     }
-    if (existing && existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint) return 'unchanged';
+    if (existing && existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint)
+      return 'unchanged';
     const body = clusterSecret({
       agent,
       namespace,
@@ -81,9 +93,13 @@ export class ClusterRegistrar {
     } catch (err) {
       // Another replica wrote first (409): look again rather than overwrite.
       if (status(err) === 409 && attempt < 3) return this.reconcile(agent, attempt + 1);
-      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `writing ${namespace}/${name} failed: ${String(err)}`, {
-        cause: err,
-      });
+      throw new RegistrationError(
+        RegistrationErrorCode.API_FAILED,
+        `writing ${namespace}/${name} failed: ${String(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -101,7 +117,11 @@ export class ClusterRegistrar {
       });
     } catch (err) {
       if (status(err) === 404) return 'absent';
-      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `deleting ${name} failed: ${String(err)}`, { cause: err });
+      throw new RegistrationError(
+        RegistrationErrorCode.API_FAILED,
+        `deleting ${name} failed: ${String(err)}`,
+        { cause: err },
+      );
     }
     this.opts.logger.info({ agent, secret: name }, 'removed cluster secret');
     return 'deleted';
@@ -112,9 +132,13 @@ export class ClusterRegistrar {
       return await this.api.readNamespacedSecret({ name, namespace: this.opts.namespace });
     } catch (err) {
       if (status(err) === 404) return undefined;
-      throw new RegistrationError(RegistrationErrorCode.API_FAILED, `reading ${this.opts.namespace}/${name} failed: ${String(err)}`, {
-        cause: err,
-      });
+      throw new RegistrationError(
+        RegistrationErrorCode.API_FAILED,
+        `reading ${this.opts.namespace}/${name} failed: ${String(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 }

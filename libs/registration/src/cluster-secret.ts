@@ -33,7 +33,13 @@ export function clusterSecret(spec: ClusterSecretSpec) {
   const config =
     'bearerToken' in spec.credentials
       ? { bearerToken: spec.credentials.bearerToken, tlsClientConfig: tls }
-      : { tlsClientConfig: { ...tls, certData: b64(spec.credentials.certData), keyData: b64(spec.credentials.keyData) } };
+      : {
+          tlsClientConfig: {
+            ...tls,
+            certData: b64(spec.credentials.certData),
+            keyData: b64(spec.credentials.keyData),
+          },
+        };
   return {
     apiVersion: 'v1',
     kind: 'Secret',

@@ -30,7 +30,10 @@ function registrar(over: Partial<ClusterRegistrarOptions> = {}): ClusterRegistra
 
 const secret = (agent: string) =>
   api.store.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'argocd', name: secretName(agent) }) as
-    | { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; data: Record<string, string> }
+    | {
+        metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+        data: Record<string, string>;
+      }
     | undefined;
 const decode = (s: string) => Buffer.from(s, 'base64').toString();
 
@@ -45,7 +48,10 @@ describe('ClusterRegistrar', () => {
     });
     expect(decode(s.data.name!)).toBe('east');
     expect(decode(s.data.server!)).toBe('https://argocd-agent-resource-proxy.argocd.svc:9090/clusters/east');
-    const config = JSON.parse(decode(s.data.config!)) as { bearerToken: string; tlsClientConfig: { caData: string; insecure: boolean } };
+    const config = JSON.parse(decode(s.data.config!)) as {
+      bearerToken: string;
+      tlsClientConfig: { caData: string; insecure: boolean };
+    };
     expect(config.bearerToken).toMatch(/^token-east-/);
     expect(decode(config.tlsClientConfig.caData)).toContain('BEGIN CERTIFICATE');
     expect(config.tlsClientConfig.insecure).toBe(false);
@@ -57,13 +63,17 @@ describe('ClusterRegistrar', () => {
     expect(secret('east')!.data.config).toBe(before);
     expect(await registrar({ fingerprint: fingerprint('key-2', 'ca-1') }).ensure('east')).toBe('updated');
     expect(secret('east')!.data.config).not.toBe(before);
-    expect(secret('east')!.metadata.annotations?.['pullplane.io/credential-fingerprint']).toBe(fingerprint('key-2', 'ca-1'));
+    expect(secret('east')!.metadata.annotations?.['pullplane.io/credential-fingerprint']).toBe(
+      fingerprint('key-2', 'ca-1'),
+    );
   });
 
   it('writes client certificates into tlsClientConfig when asked to', async () => {
     const r = registrar({ credentialsFor: async () => ({ certData: 'CERT', keyData: 'KEY' }) });
     expect(await r.ensure('north')).toBe('created');
-    const config = JSON.parse(decode(secret('north')!.data.config!)) as { tlsClientConfig: Record<string, string> };
+    const config = JSON.parse(decode(secret('north')!.data.config!)) as {
+      tlsClientConfig: Record<string, string>;
+    };
     expect(decode(config.tlsClientConfig.certData!)).toBe('CERT');
     expect(decode(config.tlsClientConfig.keyData!)).toBe('KEY');
   });
@@ -72,7 +82,11 @@ describe('ClusterRegistrar', () => {
     api.store.put({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'cluster-west', namespace: 'argocd', labels: { 'argocd.argoproj.io/secret-type': 'cluster' } },
+      metadata: {
+        name: 'cluster-west',
+        namespace: 'argocd',
+        labels: { 'argocd.argoproj.io/secret-type': 'cluster' },
+      },
       data: { server: Buffer.from('https://real-cluster').toString('base64') },
     });
     expect(await registrar().ensure('west')).toBe('foreign');
@@ -85,7 +99,9 @@ describe('ClusterRegistrar', () => {
     const results = await Promise.all(replicas.map((r) => r.ensure('south')));
     expect(results.filter((r) => r === 'created')).toHaveLength(1);
     expect(results.every((r) => r === 'created' || r === 'unchanged')).toBe(true);
-    const all = api.store.list({ apiVersion: 'v1', kind: 'Secret', namespace: 'argocd' }).filter((s) => s.metadata.name === 'cluster-south');
+    const all = api.store
+      .list({ apiVersion: 'v1', kind: 'Secret', namespace: 'argocd' })
+      .filter((s) => s.metadata.name === 'cluster-south');
     expect(all).toHaveLength(1);
   });
 

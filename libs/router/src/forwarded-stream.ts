@@ -1,7 +1,7 @@
 import { Duplex } from 'node:stream';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Open, type ResponseHead } from '@pullplane/proto';
-import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import { forEachFrame, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { agentNotConnected } from './errors.js';
 
 /** Where to send one attempt of a forwarded stream. */
@@ -81,7 +81,7 @@ export class ForwardedStream extends Duplex implements TunnelStream {
       () => this.failBeforeAccept(call, `gateway ${this.target.address} did not accept the stream in time`),
       Math.max(remaining, 0),
     );
-    call.on('data', (f: Frame) => this.onFrame(call, f));
+    call.on('data', (f: Frame) => forEachFrame(f, (inner) => this.onFrame(call, inner)));
     call.on('error', (err: ServiceError) => {
       if (call !== this.call) return;
       if (!this.accepted && (err.code === status.UNAVAILABLE || err.code === status.CANCELLED)) {

@@ -1,5 +1,5 @@
 export { isTunnelError, TunnelError, TunnelErrorCode } from './errors.js';
-export { duplexFrameSink, type FrameSink, type FrameWritable } from './frame-channel.js';
+export { duplexFrameSink, type FrameSink, type FrameWritable, forEachFrame } from './frame-channel.js';
 export { LogicalStream, type TunnelStream } from './logical-stream.js';
 export { createMemoryLink, type MemoryLink } from './memory-transport.js';
 export {

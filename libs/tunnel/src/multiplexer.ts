@@ -116,6 +116,13 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   /** Feeds one frame read from the transport. */
   receive(f: Frame): void {
     if (this.closedWith) return;
+    if (f.kind.case === 'batch') {
+      for (const inner of f.kind.value.frames) {
+        if (inner.kind.case === 'batch') this.emit('protocol-error', 'nested batch');
+        else this.receive(inner);
+      }
+      return;
+    }
     const k = f.kind;
     switch (k.case) {
       case 'open':
