@@ -147,6 +147,8 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
         : {}),
       'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
       'grpc.initial_reconnect_backoff_ms': 250,
+      // Request bodies (applies, uploads) flow gateway -> agent: a 64 KiB window would cap them.
+      'grpc-node.flow_control_window': 4 * 1024 * 1024,
       // A fresh TCP connection per session: after a GoAway, grpc-js's shared subchannel pool
       // would otherwise reuse the connection to the draining gateway.
       'grpc.use_local_subchannel_pool': 1,

@@ -3,6 +3,9 @@ import tls from 'node:tls';
 import { type Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 
+/** HTTP/2 receive window per stream on our listeners. */
+export const HTTP2_WINDOW = 4 * 1024 * 1024;
+
 export interface ListenerTls {
   cert: string | Buffer;
   key: string | Buffer;
@@ -43,6 +46,12 @@ export interface GrpcListener {
  * the peer certificate through call.getAuthContext().
  */
 export async function startGrpcListener(server: Server, opts: GrpcListenerOptions): Promise<GrpcListener> {
+  // grpc-js exposes no option for the server's HTTP/2 receive window, and Node's default
+  // (64 KiB per stream) caps a tunnel at 64 KiB per round trip. The settings object is read
+  // when the injector's HTTP/2 server is created, so set it first.
+  const common = (server as unknown as { commonServerOptions?: { settings?: Record<string, number> } })
+    .commonServerOptions;
+  if (common) common.settings = { ...common.settings, initialWindowSize: HTTP2_WINDOW };
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const log = opts.logger.child({ listener: opts.name });
   let netServer: net.Server;

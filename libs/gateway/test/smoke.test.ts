@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
 import { AgentRouter } from '@pullplane/router';
+import { Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, expect, it } from 'vitest';
@@ -19,6 +20,16 @@ afterAll(async () => {
 
 it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend', async () => {
   const backend = http.createServer((req, res) => {
+    if (req.url === '/big') {
+      // Writes that do not divide the tunnel window leave odd remainders; byte-exact credit
+      // would turn them into a stream of tiny frames (silly window syndrome).
+      let left = 120;
+      const pump = () => {
+        while (left-- > 0) if (!res.write(Buffer.alloc(50_000, 1))) return void res.once('drain', pump);
+        res.end();
+      };
+      return pump();
+    }
     res.setHeader('x-seen-auth', String(req.headers.authorization ?? 'none'));
     res.end(`hello ${req.method} ${req.url}`);
   });
@@ -66,6 +77,7 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
     keepAlivePingIntervalMs: 0,
     kubeConfig: kc,
     enableResourceProxy: true,
+    resourceProxyFilter: 'none',
     logger,
   });
   agent.start();
@@ -88,6 +100,30 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   expect(head.status).toBe(200);
   expect(head.headers.find((h) => h.name.toLowerCase() === 'x-seen-auth')?.value).toBe('Bearer agent-token');
   expect(await text(s)).toBe('hello GET /api/v1/pods');
+
+  // Count the Data frames the gateway receives for one large response.
+  const sizes: number[] = [];
+  const original = Multiplexer.prototype.receive;
+  Multiplexer.prototype.receive = function (this: Multiplexer, f) {
+    const frames = f.kind.case === 'batch' ? f.kind.value.frames : [f];
+    for (const x of frames) if (x.kind.case === 'data') sizes.push(x.kind.value.chunk.byteLength);
+    original.call(this, f);
+  };
+  let total = 0;
+  try {
+    const big = router.open('agent-a', {
+      head: { case: 'http', value: { method: 'GET', path: '/big', headers: [] } },
+    });
+    big.on('data', (c: Buffer) => {
+      total += c.length;
+    });
+    await new Promise((r) => big.on('end', r));
+  } finally {
+    Multiplexer.prototype.receive = original;
+  }
+  expect(total).toBe(120 * 50_000);
+  // No silly window: credit returns in large steps, so frames stay large.
+  expect(total / sizes.length).toBeGreaterThan(16 * 1024);
   expect(() =>
     router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } }),
   ).toThrow(/Agent is not connected/);

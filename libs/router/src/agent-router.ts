@@ -131,6 +131,8 @@ export class AgentRouter {
         'grpc.keepalive_timeout_ms': 5_000,
         'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
         'grpc-node.max_session_memory': 256,
+        // Node's default 64 KiB HTTP/2 window would cap each response at 64 KiB per round trip.
+        'grpc-node.flow_control_window': 4 * 1024 * 1024,
         // Fail fast on a dead gateway instead of backing off for a minute.
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 2_000,

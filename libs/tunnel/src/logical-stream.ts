@@ -192,13 +192,10 @@ export class LogicalStream extends Duplex implements TunnelStream {
       this.remoteEndPushed = true;
       this.push(null);
     }
-    // Batch credit, but never hold it back once our queue is empty: the peer may be
-    // waiting on exactly these bytes.
-    if (
-      this.pendingCredit > 0 &&
-      !this.remoteEnded &&
-      (this.recvQueue.length === 0 || this.pendingCredit >= this.opts.initialWindow / 2)
-    ) {
+    // Credit goes back in steps of a quarter window, never byte by byte: tiny credits make the
+    // sender emit tiny frames (silly window syndrome). This cannot deadlock: a sender blocked on
+    // an empty window has a full window outstanding, and it all becomes credit as it is read.
+    if (this.pendingCredit > 0 && !this.remoteEnded && this.pendingCredit >= this.opts.initialWindow / 4) {
       const increment = this.pendingCredit;
       this.pendingCredit = 0;
       this.creditedTotal += increment;
