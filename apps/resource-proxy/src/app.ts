@@ -100,6 +100,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
       bus ??= await connectNatsBus({
         servers: c.natsUrl.split(',').map((s) => s.trim()),
         name: 'resource-proxy',
+        replicas: c.presenceReplicas,
         onWarning: (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
       });
       const gatewayCreds = c.gatewayPlaintext

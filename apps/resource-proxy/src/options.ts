@@ -101,6 +101,16 @@ export const resourceProxyOptions = defineOptions([
     description: 'NATS server(s), comma-separated, holding shared agent presence.',
   },
   {
+    flag: 'presence-replicas',
+    type: 'int',
+    default: 1,
+    min: 1,
+    max: 5,
+    env: 'ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS',
+    paramsKey: 'principal.nats.presence-replicas',
+    description: 'JetStream replicas of the presence bucket if this service creates it (keep equal across services).',
+  },
+  {
     flag: 'gateway-cert-path',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH',
