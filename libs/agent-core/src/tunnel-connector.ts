@@ -200,6 +200,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           }
           connected = true;
           clearTimeout(welcomeTimer);
+          mux.adopt({ maxChunkSize: f.kind.value.maxChunkSize, initialWindow: f.kind.value.initialWindow });
           this.welcome = f.kind.value;
           this.current = { mux, call, client };
           o.logger.info(

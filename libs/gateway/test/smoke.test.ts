@@ -20,6 +20,14 @@ afterAll(async () => {
 
 it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend', async () => {
   const backend = http.createServer((req, res) => {
+    if (req.url === '/upload') {
+      let n = 0;
+      req.on('data', (c: Buffer) => {
+        n += c.length;
+      });
+      req.on('end', () => res.end(String(n)));
+      return;
+    }
     if (req.url === '/big') {
       // Writes that do not divide the tunnel window leave odd remainders; byte-exact credit
       // would turn them into a stream of tiny frames (silly window syndrome).
@@ -50,8 +58,9 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
         : { ok: false, code: 'MISSING', reason: 'no x-agent' };
     },
     authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
-    maxChunkSize: 64 * 1024,
-    initialWindow: 256 * 1024,
+    // Not the agent's defaults: the agent must adopt these from Welcome or credit breaks.
+    maxChunkSize: 128 * 1024,
+    initialWindow: 1024 * 1024,
     drainTimeoutMs: 2000,
     presenceRefreshMs: 30_000,
   });
@@ -100,6 +109,15 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   expect(head.status).toBe(200);
   expect(head.headers.find((h) => h.name.toLowerCase() === 'x-seen-auth')?.value).toBe('Bearer agent-token');
   expect(await text(s)).toBe('hello GET /api/v1/pods');
+
+  // A request body larger than the agent's default window, sent at the gateway's window.
+  const upload = router.open('agent-a', {
+    head: { case: 'http', value: { method: 'POST', path: '/upload', headers: [] } },
+    hasBody: true,
+  });
+  upload.end(Buffer.alloc(3 * 1024 * 1024, 7));
+  expect((await upload.responseHead()).status).toBe(200);
+  expect(await text(upload)).toBe(String(3 * 1024 * 1024));
 
   // Count the Data frames the gateway receives for one large response.
   const sizes: number[] = [];

@@ -38,14 +38,19 @@ export interface MultiplexerEvents {
  * drained continuously and one slow stream cannot stall the others.
  */
 export class Multiplexer extends EventEmitter<MultiplexerEvents> {
-  readonly maxChunkSize: number;
-  readonly initialWindow: number;
+  maxChunkSize: number;
+  initialWindow: number;
   private readonly maxConcurrentStreams: number;
   private readonly streams = new Map<number, LogicalStream>();
   private nextId: number;
   private closedWith: TunnelError | undefined;
   private goingAway = false;
-  private readonly host;
+  private readonly host: {
+    sendFrame(f: Frame): boolean;
+    drained(): Promise<void>;
+    release(s: LogicalStream): void;
+    maxChunkSize: number;
+  };
 
   constructor(private readonly opts: MultiplexerOptions) {
     super();
@@ -61,6 +66,17 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       },
       maxChunkSize: this.maxChunkSize,
     };
+  }
+
+  /**
+   * Takes the peer's tunnel settings (the gateway announces them in Welcome) so both sides
+   * account credit with the same window. Only before the first stream.
+   */
+  adopt(settings: { maxChunkSize: number; initialWindow: number }): void {
+    if (this.streams.size > 0) throw new Error('tunnel settings can only change before the first stream');
+    if (settings.maxChunkSize > 0) this.maxChunkSize = Math.min(settings.maxChunkSize, MAX_CHUNK_SIZE_LIMIT);
+    if (settings.initialWindow > 0) this.initialWindow = Math.max(settings.initialWindow, this.maxChunkSize);
+    this.host.maxChunkSize = this.maxChunkSize;
   }
 
   get activeStreams(): number {
