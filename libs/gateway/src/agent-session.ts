@@ -26,6 +26,7 @@ export interface AgentSessionOptions {
   idleTimeoutMs: number;
   logger: Logger;
   onHeartbeat: (session: AgentSession) => void;
+  onRtt?: (rttMs: number) => void;
   onClosed: (session: AgentSession, reason: TunnelError) => void;
 }
 
@@ -37,6 +38,9 @@ export class AgentSession {
   readonly sessionId = randomUUID();
   readonly connectedAt = new Date();
   lastHeartbeat = new Date();
+  /** Round trip of the last gateway-initiated heartbeat, in ms. */
+  lastRttMs: number | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
   readonly mux: Multiplexer;
   private idleTimer: NodeJS.Timeout | undefined;
   private ended = false;
@@ -58,6 +62,16 @@ export class AgentSession {
       this.lastHeartbeat = new Date();
       opts.onHeartbeat(this);
     });
+    this.mux.on('pong', (rtt) => {
+      this.lastRttMs = rtt;
+      opts.onRtt?.(rtt);
+    });
+    // Heartbeats in both directions: the agent's pings tell us it is alive; ours keep traffic
+    // flowing towards it (mesh idle timeouts count both ways) and measure the round trip.
+    if (info.heartbeatIntervalMs > 0) {
+      this.pingTimer = setInterval(() => this.mux.ping(), info.heartbeatIntervalMs);
+      this.pingTimer.unref();
+    }
     this.mux.on('protocol-error', (msg) => this.log.warn({ reason: msg }, 'agent protocol error'));
     call.on('data', (f: Frame) => {
       this.armIdleTimer();
@@ -111,6 +125,7 @@ export class AgentSession {
     if (this.ended) return;
     this.ended = true;
     clearTimeout(this.idleTimer);
+    clearInterval(this.pingTimer);
     this.mux.close(reason);
     if (!this.call.writableEnded) this.call.end();
     this.opts.onClosed(this, reason);

@@ -98,6 +98,7 @@ export class Gateway {
         },
         sessionHooks: {
           onHeartbeat: (s) => this.registry.heartbeat(s),
+          onRtt: (ms) => this.metrics.heartbeatRtt.observe(ms / 1000),
           onClosed: (s, reason) => this.onSessionClosed(s, reason),
         },
       }),

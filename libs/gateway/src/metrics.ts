@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface GatewayMetrics {
   connectedAgents: Gauge;
@@ -6,6 +6,7 @@ export interface GatewayMetrics {
   forwardedStreams: Counter;
   forwardRejected: Counter<'code'>;
   localStreams: Counter;
+  heartbeatRtt: Histogram;
 }
 
 function counter<L extends string>(
@@ -57,5 +58,13 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
       'pullplane_gateway_local_streams_total',
       'Logical streams opened in-process.',
     ),
+    heartbeatRtt:
+      (registry.getSingleMetric('pullplane_gateway_heartbeat_rtt_seconds') as Histogram | undefined) ??
+      new Histogram({
+        name: 'pullplane_gateway_heartbeat_rtt_seconds',
+        help: 'Round trip of gateway-to-agent heartbeats over the tunnel.',
+        buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+        registers: [registry],
+      }),
   };
 }

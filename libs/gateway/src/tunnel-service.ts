@@ -20,7 +20,7 @@ export interface TunnelServiceOptions {
   /** Revoked agents are refused even with valid credentials (certificates cannot be recalled). */
   isRevoked?: (agent: string) => boolean;
   onSession: (session: AgentSession) => void;
-  sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed'>;
+  sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed' | 'onRtt'>;
 }
 
 type Call = ServerDuplexStream<Frame, Frame>;

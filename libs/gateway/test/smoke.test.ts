@@ -44,10 +44,11 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
   cleanups.push(() => backend.close());
   const bus = createMemoryBus();
+  const registry = new Registry();
   const gateway = new Gateway({
     bus,
     logger,
-    registry: new Registry(),
+    registry,
     agentListener: { host: '127.0.0.1', port: 0 },
     internalListener: { host: '127.0.0.1', port: 0 },
     advertiseHost: '127.0.0.1',
@@ -142,6 +143,18 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   expect(total).toBe(120 * 50_000);
   // No silly window: credit returns in large steps, so frames stay large.
   expect(total / sizes.length).toBeGreaterThan(16 * 1024);
+  // Heartbeats flow both ways: the gateway's own pings come back as pongs within a second.
+  await expect
+    .poll(
+      async () =>
+        (await registry.getSingleMetricAsString('pullplane_gateway_heartbeat_rtt_seconds')).match(
+          /_count (\d+)/,
+        )?.[1],
+      {
+        timeout: 3_000,
+      },
+    )
+    .not.toBe('0');
   expect(() =>
     router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } }),
   ).toThrow(/Agent is not connected/);
