@@ -85,6 +85,8 @@ export interface StreamGatewayDeps {
 
 export interface StreamGatewayApp {
   readonly gateway: Gateway | undefined;
+  /** Re-reads TLS files; also on a `config-reload` control event and on SIGHUP. */
+  reloadTls(): void;
   readonly ops: OpsServer;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -118,10 +120,25 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
           requireClientCert: false,
         };
 
+  /** Re-reads the certificate files (cert-manager rotates them in place). */
+  const reloadTls = () => {
+    if (!gateway || c.insecurePlaintext || !c.tlsCert || !c.tlsKey) return;
+    try {
+      gateway.reloadTls({
+        cert: readFileSync(c.tlsCert),
+        key: readFileSync(c.tlsKey),
+        ...(c.rootCaPath ? { ca: readFileSync(c.rootCaPath) } : {}),
+      });
+    } catch (err) {
+      logger.error({ err: String(err) }, 'could not reload TLS material; keeping the current one');
+    }
+  };
+
   return {
     get gateway() {
       return gateway;
     },
+    reloadTls,
     ops,
     async start() {
       await ops.listen();
@@ -201,6 +218,8 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
             logger.info({ agent: ev.agent, reason: ev.reason }, ev.type);
         } else if (ev.type === 'token-denied') {
           void denyList.deny({ kind: 'token', jti: ev.jti });
+        } else if (ev.type === 'config-reload' && (!ev.service || ev.service === 'stream-gateway')) {
+          reloadTls();
         }
       });
       await gateway.start();

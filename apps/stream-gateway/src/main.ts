@@ -19,6 +19,7 @@ if (config.insecurePlaintext && config.allowInsecureNonLoopback) {
 }
 const app = createStreamGatewayApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+process.on('SIGHUP', () => app.reloadTls());
 app.start().then(
   () => logger.info({ paramsFile }, 'ready'),
   (err: unknown) => {

@@ -89,3 +89,34 @@ it('refuses a revoked agent from then on, valid certificate or not', async () =>
     gw.log.lines.some((l) => l.msg === 'revoked agent tried to connect' && l.agent === 'agent-rev'),
   ).toBe(true);
 });
+
+it('serves rotated certificates after a config-reload event, without a restart', async () => {
+  const { connect } = await import('node:tls');
+  const { issueCertificate } = await import('@pullplane/pki');
+  const serial = () =>
+    new Promise<string>((resolve, reject) => {
+      const s = connect(
+        {
+          host: '127.0.0.1',
+          port: gw.port,
+          ca: readFileSync(pki.ca),
+          servername: 'localhost',
+          ALPNProtocols: ['h2'],
+        },
+        () => {
+          resolve(s.getPeerCertificate().serialNumber);
+          s.destroy();
+        },
+      );
+      s.on('error', reject);
+    });
+  const before = await serial();
+  const next = await issueCertificate(
+    { certPem: readFileSync(pki.ca, 'utf8'), keyPem: readFileSync(pki.caKey, 'utf8') },
+    { commonName: 'gateway', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usage: 'both' },
+  );
+  writeFileSync(pki.serverCert, next.certPem);
+  writeFileSync(pki.serverKey, next.keyPem);
+  await bus.control.publish({ type: 'config-reload', service: 'stream-gateway' });
+  await expect.poll(serial, { timeout: 3_000 }).not.toBe(before);
+});

@@ -172,6 +172,13 @@ export class Gateway {
     return session.open({ ...init, agent: '' });
   }
 
+  /** Swaps the TLS material of both listeners; established tunnels are untouched. */
+  reloadTls(material: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer }): void {
+    for (const l of [this.agentListener, this.internalListener]) {
+      if (l && (l === this.agentListener ? this.opts.agentListener.tls : this.opts.internalListener?.tls)) l.reloadTls(material);
+    }
+  }
+
   /** Disconnects an agent (revocation, admin kick). */
   kick(agent: string, reason: string): boolean {
     const session = this.registry.get(agent);

@@ -35,6 +35,8 @@ export interface GrpcListener {
   readonly address: string;
   /** Refuses new connections; established ones (agent tunnels) carry on. */
   stopAccepting(): void;
+  /** New certificate, key or CA for connections from now on (rotation without a restart). */
+  reloadTls(material: Pick<ListenerTls, 'cert' | 'key' | 'ca'>): void;
   /** Stops accepting; open HTTP/2 sessions get `graceMs` before they are cut. */
   close(graceMs: number): Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const log = opts.logger.child({ listener: opts.name });
   let netServer: net.Server;
+  let secure: tls.Server | undefined;
   if (opts.tls) {
     const t = opts.tls;
     const tlsServer = tls.createServer({
@@ -107,6 +110,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
       );
     });
     netServer = tlsServer;
+    secure = tlsServer;
   } else {
     // Small frames (heads, window updates) must not wait for Nagle's algorithm.
     netServer = net.createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
@@ -124,6 +128,16 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
   return {
     port: addr.port,
     address: `${opts.host}:${addr.port}`,
+    reloadTls(material) {
+      if (!secure) throw new Error(`listener ${opts.name} has no TLS to reload`);
+      secure.setSecureContext({
+        cert: material.cert,
+        key: material.key,
+        ...(material.ca ? { ca: material.ca } : {}),
+        minVersion: 'TLSv1.2',
+      });
+      log.info('TLS material reloaded');
+    },
     stopAccepting() {
       if (netServer.listening) netServer.close();
     },
