@@ -4,7 +4,7 @@ import { type ChannelCredentials, credentials, Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import type { InferConfig } from '@pullplane/config';
-import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { agentOptions } from './options.js';
@@ -113,6 +113,25 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     logger,
   });
   ops.addReadinessCheck('tunnel', () => (agent.ready ? true : 'not connected to the gateway'));
+  getOrCreateGauge(registry, {
+    name: 'agent_tunnel_connected',
+    help: '1 while the tunnel to the gateway is established.',
+    collect() {
+      this.set(agent.ready ? 1 : 0);
+    },
+  });
+  getOrCreateGauge(registry, {
+    name: 'agent_active_streams',
+    help: 'Logical streams being served on the current tunnel.',
+    collect() {
+      this.set(agent.connector.activeStreams);
+    },
+  });
+  const disconnects = getOrCreateCounter(registry, {
+    name: 'agent_tunnel_disconnects_total',
+    help: 'Tunnels lost or closed (each is followed by a reconnect).',
+  });
+  agent.connector.on('disconnected', () => disconnects.inc());
   return {
     agent,
     ops,
