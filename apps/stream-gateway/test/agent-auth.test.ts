@@ -187,6 +187,48 @@ describe('header authentication behind a mesh', () => {
     expect(out.error?.code).toBe(status.UNAUTHENTICATED);
   });
 
+  it('ends a tunnel that sends malformed protobuf with a clear error, and keeps serving others', async () => {
+    const { Client } = await import('@grpc/grpc-js');
+    const { AGENT_TUNNEL_CONNECT_PATH, encodeFrame, frame } = await import('@pullplane/proto');
+    const client = new Client(
+      `127.0.0.1:${istio.port}`,
+      (await import('@grpc/grpc-js')).credentials.createInsecure(),
+    );
+    const call = client.makeBidiStreamRequest<Buffer, Buffer>(
+      AGENT_TUNNEL_CONNECT_PATH,
+      (b) => b,
+      (b) => b,
+      md([[xfcc, 'URI=spiffe://cluster.local/ns/argocd/sa/agent-garbage']]),
+    );
+    const ended = new Promise<{ code: number; details: string }>((resolve) => call.on('error', resolve));
+    call.on('data', () => {
+      // Welcome arrived: now send bytes that are not a Frame.
+      call.write(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));
+    });
+    call.write(
+      encodeFrame(
+        frame({
+          case: 'hello',
+          value: {
+            minProtocolVersion: 1,
+            maxProtocolVersion: 1,
+            agentVersion: 't',
+            heartbeatIntervalMs: 30_000,
+          },
+        }),
+      ),
+    );
+    const err = await ended;
+    client.close();
+    expect(err.code).toBe(status.INTERNAL);
+    const ok = await dial(
+      istio.port,
+      undefined,
+      md([[xfcc, 'URI=spiffe://cluster.local/ns/argocd/sa/agent-after']]),
+    );
+    expect(ok.welcome?.kind.case).toBe('welcome');
+  });
+
   it('never trusts identity headers on a plaintext listener outside loopback', () => {
     const { config } = loadConfig(gatewayOptions, {
       argv: ['--insecure-plaintext', '--auth=istio', '--internal-auth=istio'],
