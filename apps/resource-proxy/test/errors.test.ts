@@ -74,6 +74,24 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     }
   });
 
+  it('strips impersonation, cookies and identity headers before the agent', async () => {
+    h.cluster.clearRequests();
+    const r = await h.call('GET', '/api/v1/namespaces/demo/pods', {
+      cert: agentCert,
+      headers: {
+        'impersonate-user': 'system:admin',
+        'impersonate-group': 'system:masters',
+        cookie: 'session=1',
+        'x-forwarded-client-cert': 'URI=spiffe://x/ns/y/sa/z',
+      },
+    });
+    expect(r.status).toBe(200);
+    const seen = h.cluster.requests.find((q) => q.path.endsWith('/pods'))!;
+    for (const name of ['impersonate-user', 'impersonate-group', 'cookie', 'x-forwarded-client-cert']) {
+      expect(seen.headers[name], name).toBeUndefined();
+    }
+  });
+
   it('413 for a body over the limit', async () => {
     const big = JSON.stringify({
       apiVersion: 'v1',

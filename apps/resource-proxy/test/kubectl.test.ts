@@ -91,6 +91,8 @@ describe('kubectl through the resource proxy', () => {
     expect(await kubectl(['get', 'pod', name, '-n', 'demo', '-o', 'yaml'])).toContain(`name: ${name}`);
     expect(await kubectl(['describe', 'pod', name, '-n', 'demo'])).toMatch(/Controlled By:\s+ReplicaSet/);
     expect(await kubectl(['api-resources'])).toMatch(/deployments\s+deploy\s+apps\/v1\s+true\s+Deployment/);
+    expect(JSON.parse(await kubectl(['get', '--raw', '/openapi/v3']))).toHaveProperty('paths');
+    expect(JSON.parse(await kubectl(['get', '--raw', '/version']))).toHaveProperty('gitVersion');
     const apis = JSON.parse(await kubectl(['get', '--raw', '/apis'])) as { kind: string };
     expect(apis.kind).toMatch(/APIGroupList|APIGroupDiscoveryList/);
   });
