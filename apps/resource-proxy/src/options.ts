@@ -108,7 +108,8 @@ export const resourceProxyOptions = defineOptions([
     max: 5,
     env: 'ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS',
     paramsKey: 'principal.nats.presence-replicas',
-    description: 'JetStream replicas of the presence bucket if this service creates it (keep equal across services).',
+    description:
+      'JetStream replicas of the presence bucket if this service creates it (keep equal across services).',
   },
   {
     flag: 'gateway-cert-path',

@@ -3,12 +3,16 @@ import { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   decideRequest,
+  eventVerdict,
+  isEventResource,
   isJsonContentType,
   isManagedFilterError,
+  NOT_MANAGED_MESSAGE,
   negotiateAccept,
   parseKubePath,
   type RequestDecision,
   responseFilterFor,
+  rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
@@ -72,6 +76,52 @@ function respondStatus(
   stream.end(body);
 }
 
+/**
+ * Answers a named GET only if the object the cluster returned is managed (for a one-row Table,
+ * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
+ * is bounded.
+ */
+async function judgeObject(
+  res: IncomingMessage,
+  stream: LogicalStream,
+  gate: ManagedGate,
+  target: { resource: string; group: string; name: string; events: boolean },
+  log: Logger,
+): Promise<void> {
+  try {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of res as AsyncIterable<Buffer>) {
+      size += c.length;
+      if (size > MAX_DECISION_BODY) throw new Error('object too large to check');
+      chunks.push(c);
+    }
+    const body = Buffer.concat(chunks);
+    const doc = JSON.parse(body.toString('utf8')) as { kind?: string; rows?: unknown[] };
+    const obj = doc.kind === 'Table' ? rowObject(doc.rows?.[0]) : doc;
+    const check = gate.resolver.forRequest();
+    const verdict = target.events ? await eventVerdict(obj, check) : await check.resolve(obj);
+    if (verdict !== 'managed') {
+      const details = {
+        kind: target.resource,
+        name: target.name,
+        ...(target.group ? { group: target.group } : {}),
+      };
+      return respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE, details);
+    }
+    const headers: Array<{ name: string; value: string }> = [];
+    for (let i = 0; i < res.rawHeaders.length; i += 2) {
+      const name = res.rawHeaders[i]!;
+      if (!STRIPPED_RESPONSE.has(name.toLowerCase())) headers.push({ name, value: res.rawHeaders[i + 1]! });
+    }
+    stream.respond(res.statusCode ?? 200, headers);
+    stream.end(body);
+  } catch (err) {
+    log.warn({ err: String(err) }, 'could not judge the object; refusing');
+    if (!stream.destroyed) respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE);
+  }
+}
+
 /** Reads the request side to its end without touching the response side (no async iterator:
  *  it would destroy the whole duplex when done). */
 function readBody(stream: LogicalStream): Promise<Buffer | undefined> {
@@ -130,6 +180,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const contentType = reqHeaders['content-type'] as string | undefined;
 
     let decision: RequestDecision | undefined;
+    let postCheck: { resource: string; group: string; name: string; events: boolean } | undefined;
     let buffered: Buffer | undefined;
     if (gate) {
       let parsed: ReturnType<typeof parseKubePath>;
@@ -139,29 +190,48 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         if (!isManagedFilterError(err)) throw err;
         return respondStatus(stream, err.httpStatus, err.reason, err.message);
       }
+      // A named GET is judged on the object the cluster returns: one round trip instead of a
+      // check GET followed by the real one.
+      if (
+        parsed.kind === 'resource' &&
+        parsed.verb === 'get' &&
+        parsed.name &&
+        (parsed.subresource ?? 'status') === 'status'
+      ) {
+        postCheck = {
+          resource: parsed.resource,
+          group: parsed.group,
+          name: parsed.name,
+          events: isEventResource(parsed.group, parsed.resource),
+        };
+        reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
+      }
       const needsBody = stream.open.hasBody && (method === 'POST' || method === 'PUT' || method === 'PATCH');
       if (needsBody) {
         buffered = await readBody(stream);
         if (!buffered)
           return respondStatus(stream, 413, 'RequestEntityTooLarge', 'request body too large to check');
       }
-      decision = await decideRequest(parsed, {
-        resolver: gate.resolver.forRequest(),
-        getTarget: (t) => kube.getJson(t.path),
-        ...(buffered ? { bodyObject: parseBody(buffered, contentType) } : {}),
-        ...(contentType ? { contentType } : {}),
-        ...(typeof reqHeaders.accept === 'string' ? { accept: reqHeaders.accept } : {}),
-      });
-      if (decision.action === 'reject') {
+      if (!postCheck)
+        decision = await decideRequest(parsed, {
+          resolver: gate.resolver.forRequest(),
+          getTarget: (t) => kube.getJson(t.path),
+          ...(buffered ? { bodyObject: parseBody(buffered, contentType) } : {}),
+          ...(contentType ? { contentType } : {}),
+          ...(typeof reqHeaders.accept === 'string' ? { accept: reqHeaders.accept } : {}),
+        });
+      if (decision?.action === 'reject') {
         log.debug(
           { status: decision.status, message: decision.message },
           'refused by the managed-resource rule',
         );
         return respondStatus(stream, decision.status, decision.reason, decision.message, decision.details);
       }
-      path = decision.path;
-      if (decision.filter !== 'none')
-        reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
+      if (decision) {
+        path = decision.path;
+        if (decision.filter !== 'none')
+          reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
+      }
     }
     // Node frames DELETE/GET bodies only when told to: without a length, ask for chunking.
     if (stream.open.hasBody && !buffered && reqHeaders['content-length'] === undefined) {
@@ -175,6 +245,16 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         responseComplete = true;
       });
       const status = res.statusCode ?? 502;
+      if (
+        gate &&
+        postCheck &&
+        status >= 200 &&
+        status < 300 &&
+        isJsonContentType(res.headers['content-type'])
+      ) {
+        void judgeObject(res, stream, gate, postCheck, log);
+        return;
+      }
       const filter =
         gate &&
         decision?.action === 'forward' &&
