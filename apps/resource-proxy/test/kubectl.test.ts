@@ -55,6 +55,12 @@ describe('kubectl through the resource proxy', () => {
         name: 'unmanaged-config',
       })?.data,
     ).not.toHaveProperty('x');
+    // A named read of a managed object costs the cluster one request, not a check plus a read.
+    h.cluster.clearRequests();
+    expect(await kubectl(['get', 'deploy', 'guestbook', '-n', 'demo', '-o', 'name'])).toBe(
+      'deployment.apps/guestbook\n',
+    );
+    expect(h.cluster.requests.filter((r) => r.path.endsWith('/deployments/guestbook'))).toHaveLength(1);
     const create = await runKubectl(
       ['create', 'configmap', 'untracked', '-n', 'demo', '--from-literal=a=b'],
       { kubeconfig: h.certKubeconfig },
