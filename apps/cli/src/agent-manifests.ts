@@ -59,7 +59,13 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
           metadata: { labels },
           spec: {
             serviceAccountName: 'argocd-agent-agent',
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            // The image runs as uid 1000; fsGroup makes the mounted credentials readable to it.
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: 1000,
+              fsGroup: 1000,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
             containers: [
               {
                 name: 'agent',
@@ -85,7 +91,7 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
             ],
             volumes: [
               { name: 'params', configMap: { name: 'argocd-agent-params' } },
-              { name: 'credentials', secret: { secretName, defaultMode: 0o400 } },
+              { name: 'credentials', secret: { secretName, defaultMode: 0o440 } },
             ],
           },
         },

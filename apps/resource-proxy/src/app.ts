@@ -111,6 +111,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
             readFileSync(c.gatewayCertPath!),
           );
       router = new AgentRouter({
+        ...(c.gatewayServerName ? { serverNameOverride: c.gatewayServerName } : {}),
         bus,
         logger: logger.child({ component: 'router' }),
         credentials: gatewayCreds,

@@ -133,6 +133,14 @@ export const resourceProxyOptions = defineOptions([
     description: "CA that verifies the gateways' certificates.",
   },
   {
+    flag: 'gateway-server-name',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME',
+    paramsKey: 'principal.resource-proxy.gateway.server-name',
+    description:
+      "Name verified in gateways' certificates (gateways are dialled by pod IP), e.g. argocd-agent-principal-internal.",
+  },
+  {
     flag: 'gateway-plaintext',
     type: 'boolean',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT',

@@ -30,6 +30,11 @@ export interface AgentRouterOptions {
   local?: LocalGateway;
   /** How long a non-streaming open may spend finding the agent across stale routes. */
   routeTimeoutMs?: number;
+  /**
+   * Name to verify in gateways' certificates: they are dialled by pod IP, so a certificate
+   * naming the internal Service (not each IP) needs this override.
+   */
+  serverNameOverride?: string;
   maxChunkSize?: number;
 }
 
@@ -131,6 +136,9 @@ export class AgentRouter {
         'grpc.keepalive_timeout_ms': 5_000,
         'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
         'grpc-node.max_session_memory': 256,
+        ...(this.opts.serverNameOverride
+          ? { 'grpc.ssl_target_name_override': this.opts.serverNameOverride }
+          : {}),
         // Node's default 64 KiB HTTP/2 window would cap each response at 64 KiB per round trip.
         'grpc-node.flow_control_window': 4 * 1024 * 1024,
         // Fail fast on a dead gateway instead of backing off for a minute.
