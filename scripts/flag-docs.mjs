@@ -21,6 +21,7 @@ for (const app of readdirSync(path.join(root, 'apps'))) {
   const env = {
     'stream-gateway': 'ARGOCD_PRINCIPAL_PARAMS_FILE',
     'resource-proxy': 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+    'redis-proxy': 'ARGOCD_PRINCIPAL_PARAMS_FILE',
     agent: 'ARGOCD_AGENT_PARAMS_FILE',
   }[app];
   const table = renderMarkdownTable(options, env ? { paramsFileEnv: env } : {});

@@ -1,8 +1,9 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { type ChannelCredentials, credentials, Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from '@pullplane/agent-core';
+import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import type { InferConfig } from '@pullplane/config';
 import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
@@ -34,6 +35,8 @@ export function validateAgentConfig(c: AgentConfig): string[] {
   if ((c.tlsClientCert === undefined) !== (c.tlsClientKey === undefined)) {
     problems.push('--tls-client-cert and --tls-client-key go together');
   }
+  if ((c.redisCaPath || c.redisTlsInsecure) && !c.redisTls)
+    problems.push('--redis-ca-path and --redis-tls-insecure need --redis-tls');
   if (creds.kind === 'token') {
     try {
       readFileSync(creds.file);
@@ -42,6 +45,21 @@ export function validateAgentConfig(c: AgentConfig): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The agent's own name, for checking redis keys: --agent-name, else the CN of its client
+ * certificate (what the gateway authenticates it as). Undefined for header/token credentials.
+ */
+export function ownName(c: AgentConfig): string | undefined {
+  if (c.agentName) return c.agentName;
+  if (!c.tlsClientCert) return undefined;
+  try {
+    const subject = new X509Certificate(readFileSync(c.tlsClientCert)).subject;
+    return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loads the local cluster's credentials the way client-go does: flag, in-cluster, $KUBECONFIG. */
@@ -71,6 +89,7 @@ export interface AgentAppDeps {
 
 export interface AgentApp {
   readonly agent: Agent;
+  readonly redis: RedisExecutor;
   readonly ops: OpsServer;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -83,6 +102,23 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
   const kubeConfig = c.enableResourceProxy ? (deps.kubeConfig ?? loadKubeConfig(c.kubeconfig)) : undefined;
   if (c.enableResourceProxy && !kubeConfig)
     logger.warn('no Kubernetes API configured; resource proxy requests will be refused');
+  const redis = new RedisExecutor({
+    agentName: ownName(c),
+    endpoint: {
+      host: c.redisAddr.host,
+      port: c.redisAddr.port,
+      ...(c.redisPassword ? { password: c.redisPassword } : {}),
+      ...(c.redisTls
+        ? {
+            tls: {
+              ...(c.redisCaPath ? { ca: readFileSync(c.redisCaPath) } : {}),
+              ...(c.redisTlsInsecure ? { insecure: true } : {}),
+            },
+          }
+        : {}),
+    },
+    logger,
+  });
   const agent = new Agent({
     agentName: c.agentName ?? '',
     agentVersion: AGENT_VERSION,
@@ -104,6 +140,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     resourceProxyFilter: c.resourceProxyFilter,
     argocdNamespace: c.namespace,
     logger,
+    handlers: { redis: (s) => redis.handle(s) },
   });
   const ops = createOpsServer({
     host: '0.0.0.0',
@@ -134,15 +171,24 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
   agent.connector.on('disconnected', () => disconnects.inc());
   return {
     agent,
+    redis,
     ops,
     async start() {
       await ops.listen();
       agent.start();
-      logger.info({ server: `${c.serverAddress}:${c.serverPort}`, creds: creds.kind }, 'agent started');
+      logger.info(
+        {
+          server: `${c.serverAddress}:${c.serverPort}`,
+          creds: creds.kind,
+          redis: `${c.redisAddr.host}:${c.redisAddr.port}`,
+        },
+        'agent started',
+      );
     },
     async stop() {
       ops.markShuttingDown();
       await agent.stop();
+      await redis.stop();
       await ops.close();
     },
   };

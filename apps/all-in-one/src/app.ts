@@ -1,11 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
+import { RedisExecutor } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { createRedisProxy, type RedisProxy } from '@pullplane/redis-proxy';
 import {
   agentServerUrl,
   createResourceProxy,
@@ -26,6 +28,8 @@ export interface AllInOneApp {
   readonly router: AgentRouter;
   readonly ops: OpsServer;
   readonly resourceProxy: ResourceProxy;
+  /** Only with --redis-server-address: no Redis is assumed on the machine. */
+  readonly redisProxy: RedisProxy | undefined;
   readonly fleet: Fleet | undefined;
   /** Files written for the user (kubeconfig, CA). */
   readonly files: { kubeconfig: string; ca: string };
@@ -102,6 +106,31 @@ export async function createAllInOneApp(
     requestTimeoutMs: c.requestTimeout,
     maxRequestBodyBytes: 10 * 1024 * 1024,
   });
+  const principalRedis = c.redisServerAddress;
+  const redisProxy = principalRedis
+    ? createRedisProxy({
+        router,
+        logger: logger.child({ component: 'redis-proxy' }),
+        registry,
+        host: c.listenHost,
+        port: c.redisProxyPort,
+        principal: { host: principalRedis.host, port: principalRedis.port },
+      })
+    : undefined;
+  // Each demo agent serves agent keys from this Redis, its name cut out of every key.
+  const agentRedis = c.agentRedisAddress ?? principalRedis;
+  const executors = new Map<string, RedisExecutor>();
+  if (agentRedis) {
+    for (const name of names)
+      executors.set(
+        name,
+        new RedisExecutor({
+          agentName: name,
+          endpoint: { host: agentRedis.host, port: agentRedis.port },
+          logger: logger.child({ component: 'demo-agent', agent: name }),
+        }),
+      );
+  }
   const ops = createOpsServer({
     host: c.listenHost,
     healthzPort: c.opsPort,
@@ -118,6 +147,7 @@ export async function createAllInOneApp(
     router,
     ops,
     resourceProxy,
+    redisProxy,
     get fleet() {
       return fleet;
     },
@@ -129,6 +159,11 @@ export async function createAllInOneApp(
         'pullplane is running in single-process mode.',
         `  stream gateway   ${c.listenHost}:${gateway.agentPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
         `  resource proxy   https://${c.listenHost}:${resourceProxy.port}/clusters/<agent>`,
+        ...(redisProxy
+          ? [
+              `  redis proxy      ${c.listenHost}:${redisProxy.port} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
+            ]
+          : []),
         `  health, metrics  http://${c.listenHost}:${c.opsPort}/readyz  /metrics`,
         '',
         'Try:',
@@ -137,6 +172,12 @@ export async function createAllInOneApp(
               `  kubectl --kubeconfig ${kubeconfigFile} get deployments,pods -A`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} get pods -n demo -w`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} api-resources`,
+              ...(redisProxy
+                ? [
+                    `  redis-cli -h ${c.listenHost} -p ${redisProxy.port} SET 'app|managed-resources|${first}_guestbook|1.8.3.gz' hello`,
+                    `  redis-cli -h ${c.listenHost} -p ${redisProxy.port} GET 'app|managed-resources|${first}_guestbook|1.8.3.gz'`,
+                  ]
+                : []),
             ]
           : ['  (start with --agents=N to get demo agents)']),
         '',
@@ -147,6 +188,7 @@ export async function createAllInOneApp(
       await gateway.start();
       await router.start();
       await resourceProxy.listen();
+      await redisProxy?.listen();
       const entries = await Promise.all(
         names.map(async (name) => ({
           name,
@@ -164,6 +206,14 @@ export async function createAllInOneApp(
         clusters: 'per-agent',
         heartbeatIntervalMs: 30_000,
         logger: logger.child({ component: 'demo-agent' }),
+        ...(executors.size > 0
+          ? {
+              handlersFor: (name: string) => {
+                const executor = executors.get(name)!;
+                return { redis: (s: Parameters<RedisExecutor['handle']>[0]) => executor.handle(s) };
+              },
+            }
+          : {}),
         credentialsFor: async (name) => {
           const cert = agentCerts.get(name)!;
           return {
@@ -185,7 +235,9 @@ export async function createAllInOneApp(
     async stop() {
       ops.markShuttingDown();
       await resourceProxy.close(2_000);
+      await redisProxy?.close(1_000);
       await fleet?.stop();
+      await Promise.all([...executors.values()].map((e) => e.stop()));
       await gateway.stop();
       router.stop();
       await bus.close();

@@ -27,6 +27,29 @@ export const allInOneOptions = defineOptions([
     description: 'The Kubernetes API front for kubectl and Argo CD.',
   },
   {
+    flag: 'redis-proxy-port',
+    type: 'port',
+    default: 16379,
+    env: 'PULLPLANE_REDIS_PROXY_PORT',
+    description: 'The redis proxy, when --redis-server-address is set.',
+  },
+  {
+    flag: 'redis-server-address',
+    type: 'host-port',
+    defaultPort: 6379,
+    env: 'PULLPLANE_REDIS_SERVER_ADDRESS',
+    description:
+      'A Redis to act as the principal Redis; enables the redis proxy (no Redis is assumed on this machine).',
+  },
+  {
+    flag: 'agent-redis-address',
+    type: 'host-port',
+    defaultPort: 6379,
+    env: 'PULLPLANE_AGENT_REDIS_ADDRESS',
+    description:
+      "The Redis every demo agent serves agent keys from, as if it were its cluster's Argo CD Redis (default: --redis-server-address).",
+  },
+  {
     flag: 'ops-port',
     type: 'port',
     default: 18000,

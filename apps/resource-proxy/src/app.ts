@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { credentials } from '@grpc/grpc-js';
 import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
-import { type Bus, connectNatsBus } from '@pullplane/bus';
+import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import { AgentRouter } from '@pullplane/router';
@@ -97,12 +97,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
     },
     async start() {
       await ops.listen();
-      bus ??= await connectNatsBus({
-        servers: c.natsUrl.split(',').map((s) => s.trim()),
-        name: 'resource-proxy',
-        replicas: c.presenceReplicas,
-        onWarning: (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
-      });
+      bus ??= await connectBusFromFlags(c, { name: 'resource-proxy', logger });
       const gatewayCreds = c.gatewayPlaintext
         ? credentials.createInsecure()
         : credentials.createSsl(

@@ -1,7 +1,9 @@
+import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 
 /** Flags of the resource proxy; env ARGOCD_PRINCIPAL_*, params keys principal.resource-proxy.*. */
 export const resourceProxyOptions = defineOptions([
+  ...natsOptions,
   {
     flag: 'enable-resource-proxy',
     type: 'boolean',
@@ -91,25 +93,6 @@ export const resourceProxyOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS',
     paramsKey: 'principal.resource-proxy.impersonation.allowed-callers',
     description: 'Callers whose Impersonate-* headers are forwarded (all others are stripped).',
-  },
-  {
-    flag: 'nats-url',
-    type: 'string',
-    default: 'nats://127.0.0.1:4222',
-    env: 'ARGOCD_PRINCIPAL_NATS_URL',
-    paramsKey: 'principal.nats.url',
-    description: 'NATS server(s), comma-separated, holding shared agent presence.',
-  },
-  {
-    flag: 'presence-replicas',
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 5,
-    env: 'ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS',
-    paramsKey: 'principal.nats.presence-replicas',
-    description:
-      'JetStream replicas of the presence bucket if this service creates it (keep equal across services).',
   },
   {
     flag: 'gateway-cert-path',

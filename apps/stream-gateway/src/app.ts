@@ -8,7 +8,7 @@ import {
   parseAuthMethod,
   TokenAuthority,
 } from '@pullplane/auth';
-import { type Bus, connectNatsBus } from '@pullplane/bus';
+import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
 import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
@@ -150,13 +150,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
           ? await TokenAuthority.fromFile(c.tokenKeyPath, { denyList })
           : undefined;
       const ttl = c.presenceTtl;
-      bus ??= await connectNatsBus({
-        servers: c.natsUrl.split(',').map((s) => s.trim()),
-        name: `stream-gateway`,
-        presenceTtlMs: ttl,
-        replicas: c.presenceReplicas,
-        onWarning: (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
-      });
+      bus ??= await connectBusFromFlags(c, { name: 'stream-gateway', logger, presenceTtlMs: ttl });
       const internal = internalAuthenticator(internalAuth, c.internalAllowedClients);
       const registrar =
         c.resourceProxyUrl && c.registrationTokenKeyPath ? await createRegistrar(c, logger) : undefined;

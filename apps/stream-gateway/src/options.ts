@@ -1,7 +1,9 @@
+import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 
 /** Flags of the stream gateway; env ARGOCD_PRINCIPAL_*, params keys principal.* as in argocd-agent. */
 export const gatewayOptions = defineOptions([
+  ...natsOptions,
   {
     flag: 'listen-host',
     type: 'string',
@@ -69,25 +71,6 @@ export const gatewayOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_JWT_KEY_PATH',
     paramsKey: 'principal.jwt.key-path',
     description: 'PEM key (ES256) that signs agent tokens; needed for --auth=token.',
-  },
-  {
-    flag: 'nats-url',
-    type: 'string',
-    default: 'nats://127.0.0.1:4222',
-    env: 'ARGOCD_PRINCIPAL_NATS_URL',
-    paramsKey: 'principal.nats.url',
-    description: 'NATS server(s), comma-separated, holding shared agent presence.',
-  },
-  {
-    flag: 'presence-replicas',
-    type: 'int',
-    default: 1,
-    min: 1,
-    max: 5,
-    env: 'ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS',
-    paramsKey: 'principal.nats.presence-replicas',
-    description:
-      'JetStream replicas of the presence and revocation buckets (3 on a three-node NATS cluster).',
   },
   {
     flag: 'argocd-namespace',

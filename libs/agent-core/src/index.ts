@@ -2,4 +2,5 @@ export { Agent, type AgentOptions } from './agent.js';
 export { KubeClient } from './kube-client.js';
 export { createKubeForwarder, type KubeForwarder, type KubeForwarderOptions } from './kube-forwarder.js';
 export { ManagedGate } from './managed-gate.js';
+export { RedisExecutor, type RedisExecutorOptions } from './redis-executor.js';
 export { type ConnectorEvents, TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';

@@ -7,6 +7,7 @@ export {
   DEFAULT_PRESENCE_BUCKET,
   type NatsBusOptions,
 } from './nats-bus.js';
+export { connectBusFromFlags, natsOptions } from './nats-options.js';
 export type {
   Bus,
   BusStatus,

@@ -175,7 +175,8 @@ export class Gateway {
   /** Swaps the TLS material of both listeners; established tunnels are untouched. */
   reloadTls(material: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer }): void {
     for (const l of [this.agentListener, this.internalListener]) {
-      if (l && (l === this.agentListener ? this.opts.agentListener.tls : this.opts.internalListener?.tls)) l.reloadTls(material);
+      if (l && (l === this.agentListener ? this.opts.agentListener.tls : this.opts.internalListener?.tls))
+        l.reloadTls(material);
     }
   }
 

@@ -13,12 +13,54 @@ function rng(seed: number) {
 describe('frame codec', () => {
   it('round-trips every frame kind', () => {
     const frames = [
-      frame({ case: 'hello', value: { minProtocolVersion: 1, maxProtocolVersion: 1, agentName: 'a', agentVersion: '1', heartbeatIntervalMs: 30_000, capabilities: ['kube'] } }),
-      frame({ case: 'open', value: { streamId: 7, agent: 'a', hasBody: true, head: { case: 'http', value: { method: 'GET', path: '/api?x=1', headers: [{ name: 'Accept', value: 'application/json' }] } } } }),
-      frame({ case: 'open', value: { streamId: 9, head: { case: 'redis', value: { args: [Buffer.from('GET'), Buffer.from([0, 255, 13, 10])], respVersion: 3 } } } }),
+      frame({
+        case: 'hello',
+        value: {
+          minProtocolVersion: 1,
+          maxProtocolVersion: 1,
+          agentName: 'a',
+          agentVersion: '1',
+          heartbeatIntervalMs: 30_000,
+          capabilities: ['kube'],
+        },
+      }),
+      frame({
+        case: 'open',
+        value: {
+          streamId: 7,
+          agent: 'a',
+          hasBody: true,
+          head: {
+            case: 'http',
+            value: {
+              method: 'GET',
+              path: '/api?x=1',
+              headers: [{ name: 'Accept', value: 'application/json' }],
+            },
+          },
+        },
+      }),
+      frame({
+        case: 'open',
+        value: {
+          streamId: 9,
+          head: {
+            case: 'redis',
+            value: { args: [Buffer.from('GET'), Buffer.from([0, 255, 13, 10])], respVersion: 3 },
+          },
+        },
+      }),
       frame({ case: 'data', value: { streamId: 7, chunk: Buffer.alloc(70_000, 3) } }),
       frame({ case: 'reset', value: { streamId: 7, code: 6, message: 'gone' } }),
-      frame({ case: 'batch', value: { frames: [frame({ case: 'end', value: { streamId: 7 } }), frame({ case: 'windowUpdate', value: { streamId: 7, increment: 65536 } })] } }),
+      frame({
+        case: 'batch',
+        value: {
+          frames: [
+            frame({ case: 'end', value: { streamId: 7 } }),
+            frame({ case: 'windowUpdate', value: { streamId: 7, increment: 65536 } }),
+          ],
+        },
+      }),
       frame({ case: 'goAway', value: { reason: 'bye', drainMs: 5000 } }),
     ];
     for (const f of frames) expect(decodeFrame(encodeFrame(f))).toEqual(f);
@@ -26,7 +68,12 @@ describe('frame codec', () => {
 
   it('turns random and mutated bytes into a frame or an Error, never a crash or a hang', () => {
     const next = rng(42);
-    const valid = encodeFrame(frame({ case: 'open', value: { streamId: 1, head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } } }));
+    const valid = encodeFrame(
+      frame({
+        case: 'open',
+        value: { streamId: 1, head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } },
+      }),
+    );
     let errors = 0;
     for (let i = 0; i < 20_000; i++) {
       let bytes: Buffer;
@@ -34,7 +81,8 @@ describe('frame codec', () => {
         bytes = Buffer.from(Array.from({ length: Math.floor(next() * 64) }, () => Math.floor(next() * 256)));
       } else {
         bytes = Buffer.from(valid);
-        for (let m = 0; m < 1 + Math.floor(next() * 4); m++) bytes[Math.floor(next() * bytes.length)] = Math.floor(next() * 256);
+        for (let m = 0; m < 1 + Math.floor(next() * 4); m++)
+          bytes[Math.floor(next() * bytes.length)] = Math.floor(next() * 256);
       }
       try {
         decodeFrame(bytes);
@@ -50,7 +98,13 @@ describe('frame codec', () => {
 describe('protocol version negotiation', () => {
   it('picks the highest common version or names both ranges', () => {
     expect(negotiateVersion(1, 3)).toEqual({ ok: true, version: 1 });
-    expect(negotiateVersion(2, 3)).toEqual({ ok: false, message: 'incompatible tunnel protocol: peer speaks v2-3, this side speaks v1' });
-    expect(negotiateVersion(0, 0)).toEqual({ ok: false, message: 'peer did not announce a protocol version' });
+    expect(negotiateVersion(2, 3)).toEqual({
+      ok: false,
+      message: 'incompatible tunnel protocol: peer speaks v2-3, this side speaks v1',
+    });
+    expect(negotiateVersion(0, 0)).toEqual({
+      ok: false,
+      message: 'peer did not announce a protocol version',
+    });
   });
 });

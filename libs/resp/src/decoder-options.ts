@@ -24,8 +24,13 @@ export interface RespDecoderLimits {
 }
 
 export interface RespDecoderOptions extends RespDecoderLimits {
-  /** Called synchronously, in wire order, for each complete top-level value. */
-  onValue: (value: RespValue) => void;
+  /**
+   * Called synchronously, in wire order, for each complete top-level value. `end` is the
+   * offset in the chunk being pushed just past the value's last byte, so a proxy can forward
+   * the exact bytes it received (everything since the previous value's end) without
+   * re-encoding them.
+   */
+  onValue: (value: RespValue, end: number) => void;
   /** Called once, on the first malformed input or exceeded limit; the decoder then ignores all input. */
   onError: (error: RespError) => void;
 }

@@ -74,7 +74,7 @@ export class RespDecoder {
   private readonly maxArrayLength: number;
   private readonly maxInlineLength: number;
   private readonly maxDepth: number;
-  private readonly onValue: (value: RespValue) => void;
+  private readonly onValue: (value: RespValue, end: number) => void;
   private readonly onError: (error: RespError) => void;
 
   private state = READ_TYPE;
@@ -102,6 +102,12 @@ export class RespDecoder {
   private failure: RespError | undefined;
   private callbackFailed = false;
   private parsing = false;
+  /**
+   * The top-level value completed by the current parse step. Each step consumes one token
+   * and completes at most one top-level value, so it is handed out after the step returns,
+   * when the offset where it ended is known.
+   */
+  private completed: RespValue | undefined;
 
   constructor(options: RespDecoderOptions) {
     this.server = options.mode === 'server';
@@ -160,6 +166,7 @@ export class RespDecoder {
   }
 
   private clear(): void {
+    this.completed = undefined;
     this.state = READ_TYPE;
     this.lineParts = [];
     this.lineLength = 0;
@@ -190,6 +197,7 @@ export class RespDecoder {
         default:
           pos = this.readCrlf(buf, pos);
       }
+      if (this.completed !== undefined) this.emit(pos);
     }
   }
 
@@ -504,7 +512,7 @@ export class RespDecoder {
     for (;;) {
       const top = this.stack[this.stack.length - 1];
       if (top === undefined) {
-        this.emit(v);
+        this.completed = v;
         return;
       }
       top.items.push(v);
@@ -555,9 +563,11 @@ export class RespDecoder {
     return value;
   }
 
-  private emit(value: RespValue): void {
+  private emit(end: number): void {
+    const value = this.completed!;
+    this.completed = undefined;
     try {
-      this.onValue(value);
+      this.onValue(value, end);
     } catch (err) {
       this.callbackFailed = true;
       throw err;

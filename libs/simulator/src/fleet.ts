@@ -1,6 +1,6 @@
 import type { ChannelCredentials, Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from '@pullplane/agent-core';
+import { Agent, type AgentOptions } from '@pullplane/agent-core';
 import { type FakeKubeApiServer, seedArgoDemo, startFakeKubeApiServer } from '@pullplane/testing';
 import type { Logger } from 'pino';
 
@@ -23,6 +23,8 @@ export interface FleetOptions {
   heartbeatIntervalMs: number;
   logger: Logger;
   agentVersion?: string;
+  /** Extra stream handlers per agent (e.g. the redis executor). */
+  handlersFor?: (name: string) => AgentOptions['handlers'];
 }
 
 export interface SimulatedAgent {
@@ -68,6 +70,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       ...(cluster ? { kubeConfig: kubeConfigFor(cluster) } : {}),
       enableResourceProxy: cluster !== undefined,
       logger: opts.logger.child({ agent: name }),
+      ...(opts.handlersFor ? { handlers: opts.handlersFor(name) } : {}),
     });
     agent.start();
     agents.push({ name, agent, ...(cluster ? { cluster } : {}) });

@@ -1,0 +1,21 @@
+import { parseOrExit } from '@pullplane/config';
+import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { createRedisProxyApp, validateRedisProxyConfig } from './app.js';
+import { redisProxyOptions } from './options.js';
+
+const { config } = parseOrExit(redisProxyOptions, {
+  appName: 'redis-proxy',
+  summary:
+    "The Argo CD server's Redis: agents' live application state through their tunnels, the rest from the principal Redis.",
+  argv: process.argv.slice(2),
+  env: process.env,
+  paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+  validate: (c) => validateRedisProxyConfig(c),
+});
+const logger = createLogger({ level: config.logLevel, name: 'redis-proxy' });
+const app = createRedisProxyApp(config, { logger, registry: createMetricsRegistry() });
+installShutdown({ logger, drainTimeoutMs: config.drainTimeout + 5_000, shutdown: () => app.stop() });
+app.start().catch((err: unknown) => {
+  logger.fatal({ err: String(err) }, 'redis proxy failed to start');
+  process.exit(1);
+});

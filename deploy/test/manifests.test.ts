@@ -1,0 +1,765 @@
+// Renders every Kustomize overlay under deploy/ with `kubectl kustomize` (offline), validates each
+// object against its schema, and checks the invariants the deployment depends on: hardened,
+// probed, resourced workloads with pinned images; configurations the apps themselves accept;
+// ports that agree between flags/params keys, containers, probes, Services, NetworkPolicies and
+// mesh policies; one HPA and PDB per principal Deployment; a three-node NATS; and, behind a mesh,
+// injected pods whose plaintext listeners only the local sidecar can reach.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import {
+  appSpecs,
+  type ContainerConfig,
+  containerConfig,
+  IMAGE,
+  POD_IP,
+  removeScratch,
+} from './support/apps.js';
+import {
+  byKind,
+  containerPort,
+  DEPLOY_DIR,
+  find,
+  get,
+  type K8sObject,
+  key,
+  REPO_ROOT,
+  render,
+  selects,
+  workloads,
+} from './support/render.js';
+import { validateObject } from './support/validate.js';
+
+type Mesh = 'none' | 'istio' | 'linkerd';
+interface Overlay {
+  side: 'principal' | 'agent' | 'argocd';
+  mesh: Mesh;
+  externalNats?: boolean;
+}
+
+/** Every kustomization under deploy/ that renders on its own (components are rendered through these). */
+const OVERLAYS: Record<string, Overlay> = {
+  'base/principal': { side: 'principal', mesh: 'none' },
+  'base/agent': { side: 'agent', mesh: 'none' },
+  'istio/principal': { side: 'principal', mesh: 'istio' },
+  'istio/agent': { side: 'agent', mesh: 'istio' },
+  'linkerd/principal': { side: 'principal', mesh: 'linkerd' },
+  'linkerd/agent': { side: 'agent', mesh: 'linkerd' },
+  'examples/principal-external-nats': { side: 'principal', mesh: 'none', externalNats: true },
+  'examples/principal-servicemonitor': { side: 'principal', mesh: 'none' },
+  'examples/agent-enhanced-rbac': { side: 'agent', mesh: 'none' },
+  'test/fixtures/argocd': { side: 'argocd', mesh: 'none' },
+};
+
+const VERSION = (
+  JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
+const PRINCIPAL_DEPLOYMENTS = {
+  'argocd-agent-principal': 'stream-gateway',
+  'argocd-agent-resource-proxy': 'resource-proxy',
+  'argocd-agent-redis-proxy': 'redis-proxy',
+} as const;
+/** The public Services of the principal and the listener each must reach. */
+const PRINCIPAL_SERVICES = {
+  'argocd-agent-principal': { port: 8443, app: 'stream-gateway', listener: 'agents' },
+  'argocd-agent-resource-proxy': { port: 9090, app: 'resource-proxy', listener: 'api' },
+  'argocd-agent-redis-proxy': { port: 6379, app: 'redis-proxy', listener: 'redis' },
+} as const;
+/** Params keys the lead's code may not have yet; none pending today. */
+const PENDING_PARAMS_KEYS = new Set<string>();
+
+interface Rendered {
+  objects: K8sObject[];
+  /** workload name/container name → its loaded configuration (pullplane containers only). */
+  configs: Map<string, ContainerConfig>;
+}
+const rendered = new Map<string, Rendered>();
+
+beforeAll(async () => {
+  await Promise.all(
+    Object.keys(OVERLAYS).map(async (dir) => {
+      const objects = await render(dir);
+      const configs = new Map<string, ContainerConfig>();
+      for (const w of workloads(objects)) {
+        for (const c of w.spec.template.spec.containers ?? []) {
+          if (IMAGE.test(c.image))
+            configs.set(`${w.metadata.name}/${c.name}`, await containerConfig(objects, w, c));
+        }
+      }
+      rendered.set(dir, { objects, configs });
+    }),
+  );
+}, 60_000);
+afterAll(removeScratch);
+
+const r = (dir: string): Rendered => {
+  const x = rendered.get(dir);
+  if (!x) throw new Error(`${dir} was not rendered`);
+  return x;
+};
+
+/** Pod template of a workload. */
+const podOf = (w: K8sObject) =>
+  w.spec.template as { metadata: K8sObject['metadata']; spec: K8sObject['spec'] };
+const containersOf = (w: K8sObject): K8sObject['spec'][] => podOf(w).spec.containers ?? [];
+/** All ports a pod's containers declare. */
+const declaredPorts = (w: K8sObject): number[] =>
+  containersOf(w).flatMap((c) => (c.ports ?? []).map((p: { containerPort: number }) => p.containerPort));
+/** Workloads whose pods a selector selects. */
+const selected = (objects: K8sObject[], selector: Parameters<typeof selects>[0]) =>
+  workloads(objects).filter((w) => selects(selector, podOf(w).metadata.labels));
+const configsOf = (x: Rendered, w: K8sObject) =>
+  containersOf(w)
+    .map((c) => x.configs.get(`${w.metadata.name}/${c.name}`))
+    .filter((c): c is ContainerConfig => c !== undefined);
+
+describe('deploy/ overlays', () => {
+  it('covers every kustomization under deploy/ that is not a component', () => {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const full = path.join(dir, name);
+        if (statSync(full).isDirectory()) walk(full);
+        else if (name === 'kustomization.yaml') {
+          const k = parse(readFileSync(full, 'utf8')) as { kind?: string };
+          if (k.kind !== 'Component') found.push(path.relative(DEPLOY_DIR, dir));
+        }
+      }
+    };
+    walk(DEPLOY_DIR);
+    expect(found.sort()).toEqual(Object.keys(OVERLAYS).sort());
+  });
+});
+
+describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
+  it('renders, and every object validates against its schema (unknown kinds fail)', () => {
+    const { objects } = r(dir);
+    expect(objects.length).toBeGreaterThan(0);
+    const problems = objects.flatMap((o) => validateObject(o).map((p) => `${key(o)}: ${p}`));
+    expect(problems).toEqual([]);
+    const keys = objects.map(key);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+  });
+
+  it('puts everything in the argocd namespace, labelled part-of pullplane', () => {
+    const { objects } = r(dir);
+    const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding']);
+    const problems: string[] = [];
+    for (const o of objects) {
+      if (!clusterScoped.has(o.kind) && o.metadata.namespace !== 'argocd')
+        problems.push(`${key(o)}: namespace`);
+      if (overlay.side !== 'argocd' && o.metadata.labels?.['app.kubernetes.io/part-of'] !== 'pullplane')
+        problems.push(`${key(o)}: no app.kubernetes.io/part-of: pullplane`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('runs hardened workloads: probes, requests and limits, non-root, read-only, pinned images', () => {
+    const problems: string[] = [];
+    for (const w of workloads(r(dir).objects)) {
+      const id = `${w.kind}/${w.metadata.name}`;
+      const pod = podOf(w).spec;
+      const psc = pod.securityContext ?? {};
+      if (psc.runAsNonRoot !== true) problems.push(`${id}: pod runAsNonRoot`);
+      if (!(psc.runAsUser > 0)) problems.push(`${id}: pod runAsUser must be a non-zero uid`);
+      if (psc.seccompProfile?.type !== 'RuntimeDefault')
+        problems.push(`${id}: seccompProfile RuntimeDefault`);
+      if (pod.hostNetwork || pod.hostPID || pod.hostIPC) problems.push(`${id}: host namespaces`);
+      for (const c of [...(pod.initContainers ?? []), ...(pod.containers ?? [])]) {
+        const cid = `${id}/${c.name}`;
+        const sc = c.securityContext ?? {};
+        if (sc.allowPrivilegeEscalation !== false) problems.push(`${cid}: allowPrivilegeEscalation false`);
+        if (sc.readOnlyRootFilesystem !== true) problems.push(`${cid}: readOnlyRootFilesystem`);
+        if (sc.privileged) problems.push(`${cid}: privileged`);
+        if (JSON.stringify(sc.capabilities?.drop) !== '["ALL"]')
+          problems.push(`${cid}: capabilities drop ALL`);
+        if (sc.capabilities?.add?.length) problems.push(`${cid}: adds capabilities`);
+        if (sc.runAsUser === 0) problems.push(`${cid}: runs as root`);
+        for (const kind of ['requests', 'limits']) {
+          for (const res of ['cpu', 'memory']) {
+            if (!c.resources?.[kind]?.[res]) problems.push(`${cid}: resources.${kind}.${res}`);
+          }
+        }
+        if (!c.readinessProbe) problems.push(`${cid}: readinessProbe`);
+        if (!c.livenessProbe) problems.push(`${cid}: livenessProbe`);
+        const tag = /^[^@]+:([^:/@]+)$/.exec(c.image ?? '')?.[1];
+        if (!tag || tag === 'latest' || !/^v?\d+\.\d+\.\d+/.test(tag))
+          problems.push(`${cid}: image ${c.image} not pinned`);
+        const ours = IMAGE.exec(c.image ?? '');
+        if (ours && ours[2] !== VERSION) problems.push(`${cid}: ${c.image} is not version ${VERSION}`);
+        if (c.imagePullPolicy === 'Always') problems.push(`${cid}: imagePullPolicy Always with a pinned tag`);
+      }
+      const mounted = new Set(
+        containersOf(w).flatMap((c) => (c.volumeMounts ?? []).map((m: { name: string }) => m.name)),
+      );
+      for (const v of pod.volumes ?? [])
+        if (!mounted.has(v.name)) problems.push(`${id}: volume ${v.name} is not mounted`);
+      if (pod.serviceAccountName && !find(r(dir).objects, 'ServiceAccount', pod.serviceAccountName))
+        problems.push(`${id}: service account ${pod.serviceAccountName} missing`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('gives each pullplane container a configuration its app accepts (flags, env, params keys, files)', async () => {
+    const x = r(dir);
+    const specs = await appSpecs();
+    const problems: string[] = [];
+    for (const [id, c] of x.configs) {
+      problems.push(...c.problems.map((p) => `${id}: ${p}`));
+      for (const f of c.flagNames)
+        if (!c.spec.flags().includes(f)) problems.push(`${id}: unknown flag --${f}`);
+      // Env vars the app does not read would be silently ignored; allow only its own, and the
+      // ones the container's command, args or other env values reference.
+      const container = workloads(x.objects)
+        .flatMap((w) => containersOf(w).map((cc) => ({ id: `${w.metadata.name}/${cc.name}`, cc })))
+        .find((e) => e.id === id)!.cc;
+      const text = JSON.stringify([
+        container.command ?? [],
+        container.args ?? [],
+        (container.env ?? []).map((e: { value?: string }) => e.value),
+      ]);
+      for (const n of c.envNames) {
+        const referenced = text.includes(`$(${n})`) || text.includes(`$${n}`) || text.includes(`\${${n}`);
+        if (!c.spec.envNames().includes(n) && !referenced)
+          problems.push(`${id}: env ${n} is read by nothing`);
+      }
+    }
+    // Every key of argocd-agent-params is read by one of the services that mount it.
+    const params = find(x.objects, 'ConfigMap', 'argocd-agent-params');
+    if (params) {
+      const readers = [...x.configs.values()].map((c) => c.app);
+      const known = new Set(readers.flatMap((a) => specs[a]!.paramsKeys()));
+      const redisProxyPending = readers.includes('redis-proxy') && !specs['redis-proxy']!.options;
+      for (const k of Object.keys(params.data ?? {})) {
+        if (known.has(k) || PENDING_PARAMS_KEYS.has(k)) continue;
+        if (redisProxyPending && k.startsWith('principal.redis-proxy.')) continue;
+        problems.push(`argocd-agent-params: no service reads key ${k}`);
+      }
+    }
+    if (overlay.side !== 'argocd') expect(x.configs.size).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('agrees on ports: container ports, probes, scrape annotations, Services and drain time follow the config', () => {
+    const x = r(dir);
+    const problems: string[] = [];
+    for (const w of workloads(x.objects)) {
+      const id = w.metadata.name;
+      const pod = podOf(w);
+      for (const cfg of configsOf(x, w)) {
+        const c = containersOf(w).find((cc) => x.configs.get(`${id}/${cc.name}`) === cfg)!;
+        const ports = (c.ports ?? []).map((p: { containerPort: number }) => p.containerPort).sort();
+        const expected = [...cfg.listeners.map((l) => l.port), cfg.metricsPort, cfg.healthzPort].sort();
+        if (JSON.stringify(ports) !== JSON.stringify(expected))
+          problems.push(`${id}: container ports ${ports} but the config listens on ${expected}`);
+        for (const [probe, pathName] of [
+          ['readinessProbe', '/readyz'],
+          ['livenessProbe', '/healthz'],
+        ] as const) {
+          const p = c[probe]?.httpGet;
+          if (p?.path !== pathName) problems.push(`${id}: ${probe} path ${p?.path}, want ${pathName}`);
+          if (containerPort(pod.spec, p?.port) !== cfg.healthzPort)
+            problems.push(`${id}: ${probe} port ${p?.port} is not the healthz port ${cfg.healthzPort}`);
+        }
+        const a = pod.metadata.annotations ?? {};
+        if (a['prometheus.io/scrape'] !== 'true' || Number(a['prometheus.io/port']) !== cfg.metricsPort)
+          problems.push(`${id}: prometheus.io annotations do not point at metrics port ${cfg.metricsPort}`);
+        const drain = cfg.config.drainTimeout;
+        if (typeof drain === 'number' && !(pod.spec.terminationGracePeriodSeconds * 1000 > drain))
+          problems.push(`${id}: terminationGracePeriodSeconds must exceed the ${drain} ms drain timeout`);
+      }
+    }
+    for (const svc of byKind(x.objects, 'Service')) {
+      const targets = selected(x.objects, svc.spec.selector);
+      if (targets.length !== 1) {
+        problems.push(`Service ${svc.metadata.name} selects ${targets.length} workloads`);
+        continue;
+      }
+      const w = targets[0]!;
+      const cfgs = configsOf(x, w);
+      for (const p of svc.spec.ports ?? []) {
+        const port = containerPort(podOf(w).spec, p.targetPort ?? p.port);
+        if (port === undefined)
+          problems.push(`Service ${svc.metadata.name}: targetPort ${p.targetPort} is not a container port`);
+        const metricsService = svc.metadata.name.endsWith('-metrics');
+        if (cfgs.length > 0) {
+          const ok = metricsService
+            ? cfgs.some((c) => c.metricsPort === port)
+            : cfgs.some((c) => c.listeners.some((l) => l.port === port));
+          if (!ok)
+            problems.push(
+              `Service ${svc.metadata.name}: port ${p.port} → ${port} is no listener of ${w.metadata.name}`,
+            );
+        }
+      }
+    }
+    if (overlay.side === 'principal') {
+      for (const [name, want] of Object.entries(PRINCIPAL_SERVICES)) {
+        const svc = get(x.objects, 'Service', name);
+        const p = svc.spec.ports?.find((pp: { port: number }) => pp.port === want.port);
+        if (!p) {
+          problems.push(`Service ${name} does not expose ${want.port}`);
+          continue;
+        }
+        const w = selected(x.objects, svc.spec.selector)[0];
+        const listener =
+          w &&
+          configsOf(x, w)
+            .flatMap((c) => c.listeners)
+            .find((l) => l.name === want.listener);
+        if (!w || !listener || containerPort(podOf(w).spec, p.targetPort) !== listener.port)
+          problems.push(
+            `Service ${name}: port ${want.port} does not reach the ${want.app} ${want.listener} listener`,
+          );
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('admits traffic with NetworkPolicies on ports the selected pods listen on', () => {
+    const x = r(dir);
+    const problems: string[] = [];
+    const meshPorts: Record<Mesh, number[]> = { none: [], istio: [15020], linkerd: [4191] };
+    for (const np of byKind(x.objects, 'NetworkPolicy')) {
+      const pods = selected(x.objects, np.spec.podSelector);
+      if (pods.length === 0) continue; // selects pods installed by others (Argo CD's Redis)
+      for (const rule of np.spec.ingress ?? []) {
+        for (const p of rule.ports ?? []) {
+          for (const w of pods) {
+            if (!declaredPorts(w).includes(p.port) && !meshPorts[overlay.mesh].includes(p.port))
+              problems.push(
+                `NetworkPolicy ${np.metadata.name}: ${w.metadata.name} does not listen on ${p.port}`,
+              );
+          }
+        }
+        for (const from of rule.from ?? []) {
+          if (
+            from.podSelector &&
+            !from.namespaceSelector &&
+            selected(x.objects, from.podSelector).length === 0
+          ) {
+            const argocd = from.podSelector.matchLabels?.['app.kubernetes.io/part-of'] === 'argocd';
+            if (!argocd)
+              problems.push(`NetworkPolicy ${np.metadata.name}: a from.podSelector selects nothing`);
+          }
+        }
+      }
+    }
+    // Every listener of every principal pod is admitted by some rule (or it could not be reached).
+    if (overlay.side === 'principal') {
+      for (const w of workloads(x.objects)) {
+        const policies = byKind(x.objects, 'NetworkPolicy').filter((np) =>
+          selects(np.spec.podSelector, podOf(w).metadata.labels),
+        );
+        if (policies.length === 0) problems.push(`${w.metadata.name}: no NetworkPolicy selects it`);
+        const admitted = new Set(
+          policies.flatMap((np) =>
+            (np.spec.ingress ?? []).flatMap((rule: { ports?: Array<{ port: number }> }) =>
+              (rule.ports ?? []).map((p) => p.port),
+            ),
+          ),
+        );
+        const listening = configsOf(x, w).flatMap((c) => [...c.listeners.map((l) => l.port), c.metricsPort]);
+        for (const p of listening)
+          if (!admitted.has(p)) problems.push(`${w.metadata.name}: port ${p} admitted by no NetworkPolicy`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('binds RBAC to service accounts and roles that exist', () => {
+    const { objects } = r(dir);
+    const problems: string[] = [];
+    for (const b of [...byKind(objects, 'RoleBinding'), ...byKind(objects, 'ClusterRoleBinding')]) {
+      if (!find(objects, b.roleRef.kind, b.roleRef.name))
+        problems.push(`${key(b)}: ${b.roleRef.kind} ${b.roleRef.name} missing`);
+      for (const s of b.subjects ?? []) {
+        const sa = s.kind === 'ServiceAccount' ? find(objects, 'ServiceAccount', s.name) : undefined;
+        if (!sa || sa.metadata.namespace !== s.namespace)
+          problems.push(`${key(b)}: subject ${s.namespace}/${s.name} missing`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  if (overlay.side === 'principal') {
+    it('scales each principal Deployment on its own: one HPA and one PDB each, replicas owned by the HPA', () => {
+      const { objects } = r(dir);
+      const problems: string[] = [];
+      for (const [name, app] of Object.entries(PRINCIPAL_DEPLOYMENTS)) {
+        const d = get(objects, 'Deployment', name);
+        if (!containersOf(d).some((c) => IMAGE.exec(c.image)?.[1] === app))
+          problems.push(`${name}: does not run ${app}`);
+        if (d.spec.replicas !== undefined) problems.push(`${name}: sets replicas (the HPA owns them)`);
+        const hpas = byKind(objects, 'HorizontalPodAutoscaler').filter(
+          (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === name,
+        );
+        if (hpas.length !== 1 || !(hpas[0]!.spec.minReplicas >= 2))
+          problems.push(`${name}: needs one HPA with minReplicas >= 2`);
+        const pdbs = byKind(objects, 'PodDisruptionBudget').filter((p) =>
+          selects(p.spec.selector, podOf(d).metadata.labels),
+        );
+        if (pdbs.length !== 1)
+          problems.push(`${name}: needs exactly one PodDisruptionBudget, has ${pdbs.length}`);
+      }
+      // The gateway's registration Role: Secrets in its own namespace, nothing else.
+      const role = get(objects, 'Role', 'argocd-agent-principal');
+      expect(role.rules).toEqual([
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'delete'] },
+      ]);
+      expect(byKind(objects, 'ClusterRole')).toEqual([]);
+      expect(problems).toEqual([]);
+    });
+
+    it(
+      overlay.externalNats
+        ? 'uses the external NATS and drops the bundled one'
+        : 'runs NATS JetStream as a three-node cluster holding three bucket replicas',
+      () => {
+        const x = r(dir);
+        const params = get(x.objects, 'ConfigMap', 'argocd-agent-params').data;
+        const natsUrls = [...x.configs.values()].map((c) => String(c.config.natsUrl));
+        expect(new Set(natsUrls)).toEqual(new Set([params['principal.nats.url']]));
+        if (overlay.externalNats) {
+          expect(x.objects.filter((o) => o.metadata.name.startsWith('argocd-agent-nats'))).toEqual([]);
+          expect(params['principal.nats.url']).not.toContain('argocd-agent-nats');
+          return;
+        }
+        const sts = get(x.objects, 'StatefulSet', 'argocd-agent-nats');
+        expect(sts.spec.replicas).toBe(3);
+        expect(sts.spec.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage).toBeTruthy();
+        const anti =
+          podOf(sts).spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0];
+        expect(anti?.topologyKey).toBe('kubernetes.io/hostname');
+        expect(selects(anti?.labelSelector, podOf(sts).metadata.labels)).toBe(true);
+        const conf = get(x.objects, 'ConfigMap', 'argocd-agent-nats-config').data['nats.conf'] as string;
+        const routes = [...conf.matchAll(/nats:\/\/([^:\s]+):6222/g)].map((m) => m[1]);
+        expect(routes).toEqual([0, 1, 2].map((i) => `${sts.metadata.name}-${i}.${sts.spec.serviceName}`));
+        expect(conf).toMatch(/jetstream\s*\{[^}]*store_dir:\s*\/data/);
+        const headless = get(x.objects, 'Service', sts.spec.serviceName);
+        expect(headless.spec.clusterIP).toBe('None');
+        expect(headless.spec.publishNotReadyAddresses).toBe(true);
+        const natsSvc = get(x.objects, 'Service', 'argocd-agent-nats');
+        const u = new URL(params['principal.nats.url']);
+        expect([u.hostname, Number(u.port)]).toEqual([natsSvc.metadata.name, natsSvc.spec.ports[0].port]);
+        const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
+        expect(gateway.config.presenceReplicas).toBe(3);
+        expect(gateway.config.presenceReplicas).toBeLessThanOrEqual(sts.spec.replicas);
+        // NATS only from the principal services.
+        const np = get(x.objects, 'NetworkPolicy', 'argocd-agent-nats');
+        const clientRule = np.spec.ingress.find((rule: { ports: Array<{ port: number }> }) =>
+          rule.ports.some((p) => p.port === 4222),
+        );
+        const clients = selected(x.objects, clientRule.from[0].podSelector)
+          .map((w: K8sObject) => w.metadata.name)
+          .sort();
+        expect(clients).toEqual(Object.keys(PRINCIPAL_DEPLOYMENTS).sort());
+      },
+    );
+
+    it('admits agents only to the gateway port, proxies to the internal port, Argo CD to the proxies', () => {
+      const x = r(dir);
+      const rules = (name: string) =>
+        get(x.objects, 'NetworkPolicy', name).spec.ingress as Array<{
+          from?: Array<{ podSelector?: object }>;
+          ports: Array<{ port: number }>;
+        }>;
+      const gw = rules('argocd-agent-principal');
+      const open = gw
+        .filter((rule) => !rule.from)
+        .flatMap((rule) => rule.ports.map((p) => p.port))
+        .sort();
+      const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
+      expect(open).toEqual([gateway.config.listenPort, gateway.metricsPort].sort());
+      const internal = gw.find((rule) =>
+        rule.ports.some((p) => p.port === gateway.config.internalListenPort),
+      )!;
+      expect(
+        selected(x.objects, internal.from![0]!.podSelector as never)
+          .map((w) => w.metadata.name)
+          .sort(),
+      ).toEqual(['argocd-agent-redis-proxy', 'argocd-agent-resource-proxy']);
+      for (const [name, port] of [
+        ['argocd-agent-redis-proxy', 6379],
+        ['argocd-agent-resource-proxy', 9090],
+      ] as const) {
+        const rule = rules(name).find((rr) => rr.ports.some((p) => p.port === port))!;
+        expect(rule.from).toEqual([
+          { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'argocd' } } },
+        ]);
+      }
+      expect(get(x.objects, 'Service', 'argocd-agent-principal').spec.type).toBe(
+        overlay.mesh === 'none' ? 'LoadBalancer' : 'ClusterIP',
+      );
+    });
+  }
+
+  if (overlay.side === 'principal' && overlay.mesh === 'none') {
+    it('serves TLS everywhere and authenticates with client certificates', () => {
+      const x = r(dir);
+      for (const c of x.configs.values()) {
+        for (const l of c.listeners) {
+          if (c.app !== 'redis-proxy')
+            expect([c.app, l.name, l.plaintext, l.headerAuth]).toEqual([c.app, l.name, false, false]);
+        }
+      }
+      const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
+      expect([gateway.config.auth, gateway.config.internalAuth]).toEqual(['mtls', 'mtls']);
+      expect(gateway.config.internalAllowedClients).toEqual([
+        'argocd-agent-resource-proxy',
+        'argocd-agent-redis-proxy',
+      ]);
+      // Gateways advertise their pod IP; proxies verify the gateway certificate against one
+      // stable name instead (the internal Service's), which the certificate must carry.
+      for (const app of ['resource-proxy', 'redis-proxy']) {
+        const proxy = [...x.configs.values()].find((c) => c.app === app);
+        if (proxy && !proxy.config.gatewayPlaintext)
+          expect(proxy.config.gatewayServerName, app).toBe('argocd-agent-principal-internal');
+      }
+      expect(get(x.objects, 'Service', 'argocd-agent-principal-internal').spec.clusterIP).toBe('None');
+    });
+  }
+
+  if (overlay.mesh !== 'none') {
+    it(`injects every pod into ${overlay.mesh}`, () => {
+      const problems: string[] = [];
+      for (const w of workloads(r(dir).objects)) {
+        const meta = podOf(w).metadata;
+        const injected =
+          overlay.mesh === 'istio'
+            ? meta.labels?.['sidecar.istio.io/inject'] === 'true'
+            : meta.annotations?.['linkerd.io/inject'] === 'enabled';
+        if (!injected) problems.push(`${w.kind}/${w.metadata.name} is not injected`);
+        const skip = `${meta.annotations?.['traffic.sidecar.istio.io/excludeInboundPorts'] ?? ''},${meta.annotations?.['config.linkerd.io/skip-inbound-ports'] ?? ''}`;
+        for (const p of declaredPorts(w))
+          if (skip.split(',').includes(String(p)))
+            problems.push(`${w.metadata.name}: port ${p} bypasses the mesh`);
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+
+  if (overlay.side === 'principal' && overlay.mesh !== 'none') {
+    it('serves plaintext only where the local sidecar alone can reach it, with mesh identity headers', () => {
+      const x = r(dir);
+      const problems: string[] = [];
+      for (const w of workloads(x.objects)) {
+        for (const c of configsOf(x, w)) {
+          for (const l of c.listeners) {
+            const id = `${w.metadata.name} ${l.name} (${l.host}:${l.port})`;
+            if (!l.plaintext) problems.push(`${id}: TLS behind a mesh`);
+            if (c.app !== 'redis-proxy' && !l.headerAuth)
+              problems.push(`${id}: no mesh identity header auth`);
+            if (overlay.mesh === 'istio') {
+              if (l.host !== '127.0.0.1') problems.push(`${id}: not bound to 127.0.0.1`);
+              // Istio forwards to the pod IP unless a Sidecar sends the port to loopback.
+              const ok = byKind(x.objects, 'Sidecar').some(
+                (s) =>
+                  selects(s.spec.workloadSelector?.labels, podOf(w).metadata.labels) &&
+                  (s.spec.ingress ?? []).some(
+                    (i: { port: { number: number }; defaultEndpoint: string }) =>
+                      i.port.number === l.port && i.defaultEndpoint === `127.0.0.1:${l.port}`,
+                  ),
+              );
+              if (!ok) problems.push(`${id}: no Sidecar ingress forwards ${l.port} to 127.0.0.1:${l.port}`);
+            } else {
+              // Linkerd forwards to the pod IP only: bind it, never 0.0.0.0, and let a Server with
+              // an mTLS-only AuthorizationPolicy guard the port.
+              if (l.host !== POD_IP && l.host !== '127.0.0.1') problems.push(`${id}: bind the pod IP`);
+              const servers = byKind(x.objects, 'Server').filter(
+                (s) =>
+                  selects(s.spec.podSelector, podOf(w).metadata.labels) &&
+                  containerPort(podOf(w).spec, s.spec.port) === l.port,
+              );
+              const guarded = servers.some((s) =>
+                byKind(x.objects, 'AuthorizationPolicy').some(
+                  (ap) =>
+                    ap.apiVersion.startsWith('policy.linkerd.io/') &&
+                    ap.spec.targetRef.kind === 'Server' &&
+                    ap.spec.targetRef.name === s.metadata.name &&
+                    ap.spec.requiredAuthenticationRefs.length > 0 &&
+                    ap.spec.requiredAuthenticationRefs.every(
+                      (ref: { kind: string; name: string }) =>
+                        ref.kind === 'MeshTLSAuthentication' && find(x.objects, ref.kind, ref.name),
+                    ),
+                ),
+              );
+              if (!guarded) problems.push(`${id}: no Linkerd Server with an mTLS-only AuthorizationPolicy`);
+            }
+          }
+        }
+      }
+      const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
+      const proxy = x.configs.get('argocd-agent-resource-proxy/resource-proxy')!;
+      const header = overlay.mesh === 'istio' ? 'header:x-forwarded-client-cert:' : 'header:l5d-client-id:';
+      for (const spec of [gateway.config.auth, gateway.config.internalAuth, proxy.config.auth])
+        expect(spec).toMatch(new RegExp(`^${header}`));
+      expect(proxy.config.allowedCallers).toEqual(['argocd-server']);
+      expect(proxy.config.gatewayPlaintext).toBe(true);
+      expect(String(x.configs.get('argocd-agent-redis-proxy/redis-proxy')!.config.gatewayPlaintext)).toBe(
+        'true',
+      );
+      expect(problems).toEqual([]);
+    });
+
+    it('lets only agents reach the gateway, only the proxies its internal port, only the Argo CD server the proxies', () => {
+      const x = r(dir);
+      const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
+      const allowed = (app: string, port: number): string[] => {
+        if (overlay.mesh === 'istio') {
+          const w = get(x.objects, 'Deployment', app);
+          return byKind(x.objects, 'AuthorizationPolicy')
+            .filter((ap) => selects(ap.spec.selector, podOf(w).metadata.labels))
+            .flatMap((ap) => {
+              expect(ap.spec.action ?? 'ALLOW').toBe('ALLOW');
+              return ap.spec.rules ?? [];
+            })
+            .filter((rule: { to?: Array<{ operation: { ports?: string[] } }> }) =>
+              rule.to?.some((t) => t.operation.ports?.includes(String(port))),
+            )
+            .flatMap((rule: { from: Array<{ source: { principals: string[] } }> }) =>
+              rule.from.flatMap((f) => f.source.principals),
+            )
+            .map((p: string) => p.split('/sa/')[1]!)
+            .sort();
+        }
+        const w = get(x.objects, 'Deployment', app);
+        const servers = byKind(x.objects, 'Server').filter(
+          (s) =>
+            selects(s.spec.podSelector, podOf(w).metadata.labels) &&
+            containerPort(podOf(w).spec, s.spec.port) === port,
+        );
+        return byKind(x.objects, 'AuthorizationPolicy')
+          .filter((ap) => servers.some((s) => s.metadata.name === ap.spec.targetRef.name))
+          .flatMap((ap) =>
+            ap.spec.requiredAuthenticationRefs.map((ref: { name: string }) =>
+              get(x.objects, 'MeshTLSAuthentication', ref.name),
+            ),
+          )
+          .flatMap((m: K8sObject) => [
+            ...(m.spec.identities ?? []).map((i: string) => i.split('.')[0]),
+            ...(m.spec.identityRefs ?? []).map((i: { name: string }) => i.name),
+          ])
+          .sort();
+      };
+      expect(allowed('argocd-agent-principal', gateway.config.listenPort)).toEqual(['agent-example']);
+      expect(allowed('argocd-agent-principal', gateway.config.internalListenPort)).toEqual(
+        [...gateway.config.internalAllowedClients].sort(),
+      );
+      expect(allowed('argocd-agent-resource-proxy', 9090)).toEqual(['argocd-server']);
+      expect(allowed('argocd-agent-redis-proxy', 6379)).toEqual(['argocd-server']);
+      // The proxies' service accounts are the identities the gateway admits internally.
+      for (const sa of gateway.config.internalAllowedClients)
+        expect(find(x.objects, 'ServiceAccount', sa)).toBeTruthy();
+      if (overlay.mesh === 'istio') {
+        const pa = byKind(x.objects, 'PeerAuthentication');
+        expect(pa.map((p) => p.spec.mtls.mode)).toEqual(['STRICT']);
+        for (const w of workloads(x.objects))
+          expect(selects(pa[0]!.spec.selector, podOf(w).metadata.labels)).toBe(true);
+        for (const host of ['argocd-agent-principal', 'argocd-agent-principal-internal']) {
+          const dr = byKind(x.objects, 'DestinationRule').find((d) => d.spec.host === host);
+          expect(dr?.spec.trafficPolicy).toEqual({
+            connectionPool: { http: { idleTimeout: '300s' } },
+            tls: { mode: 'ISTIO_MUTUAL' },
+          });
+          expect(find(x.objects, 'Service', host)).toBeTruthy();
+        }
+        // gRPC/HTTP ports are declared as such, or the sidecar adds no identity header.
+        const proto = (svc: string) => get(x.objects, 'Service', svc).spec.ports[0].appProtocol;
+        expect([
+          proto('argocd-agent-principal'),
+          proto('argocd-agent-principal-internal'),
+          proto('argocd-agent-resource-proxy'),
+        ]).toEqual(['grpc', 'grpc', 'http']);
+      } else {
+        // NATS speaks first: opaque to Linkerd on the pods and the Services.
+        const sts = get(x.objects, 'StatefulSet', 'argocd-agent-nats');
+        expect(podOf(sts).metadata.annotations?.['config.linkerd.io/opaque-ports']).toBe('4222,6222');
+        expect(
+          get(x.objects, 'Service', 'argocd-agent-nats').metadata.annotations?.[
+            'config.linkerd.io/opaque-ports'
+          ],
+        ).toBe('4222');
+      }
+    });
+  }
+
+  if (overlay.side === 'agent') {
+    it('runs one agent that reaches the principal the way its overlay says', () => {
+      const x = r(dir);
+      const d = get(x.objects, 'Deployment', 'argocd-agent-agent');
+      expect(d.spec.replicas).toBe(1);
+      const agent = x.configs.get('argocd-agent-agent/agent')!;
+      expect(agent.config.serverPort).toBe(8443);
+      expect(agent.config.namespace).toBe('argocd');
+      const egress = get(x.objects, 'NetworkPolicy', 'argocd-agent-agent').spec.egress.flatMap(
+        (e: { ports: Array<{ port: number }> }) => e.ports.map((p) => p.port),
+      );
+      expect(egress).toContain(agent.config.serverPort);
+      const sa = podOf(d).spec.serviceAccountName;
+      if (overlay.mesh === 'none') {
+        expect(agent.config.creds).toBe('mtls:');
+        expect(agent.config.insecureTls).toBe(false);
+        expect(agent.config.tlsClientCert).toBeTruthy();
+        expect(sa).toBe('argocd-agent-agent');
+      } else {
+        expect(agent.config.creds).toBe('header:');
+        expect(agent.config.insecureTls).toBe(true);
+        expect(agent.config.heartbeatInterval).toBeLessThanOrEqual(30_000);
+        // The principal takes the agent's name from its service account.
+        expect(sa).toBe('agent-example');
+        expect(agent.config.serverAddress).toMatch(
+          /^argocd-agent-principal[-a-z]*\.argocd\.svc\.cluster\.local$/,
+        );
+        if (overlay.mesh === 'istio') {
+          const dr = byKind(x.objects, 'DestinationRule').find(
+            (dd) => dd.spec.host === agent.config.serverAddress,
+          );
+          expect(dr?.spec.trafficPolicy?.tls?.mode).toBe('ISTIO_MUTUAL');
+          const idle = Number.parseInt(dr?.spec.trafficPolicy?.connectionPool?.http?.idleTimeout, 10) * 1000;
+          expect(agent.config.heartbeatInterval).toBeLessThan(idle);
+        }
+      }
+      const roles = byKind(x.objects, 'ClusterRole').map((c) => c.metadata.name);
+      expect(roles).toEqual(
+        dir.includes('enhanced') ? ['argocd-agent-agent', 'argocd-agent-enhanced'] : ['argocd-agent-agent'],
+      );
+      const ns = get(x.objects, 'ClusterRole', 'argocd-agent-agent').rules;
+      expect(ns).toEqual([{ apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] }]);
+    });
+  }
+
+  if (overlay.side === 'argocd') {
+    it('points the Argo CD server at the redis proxy Service', () => {
+      const cm = get(r(dir).objects, 'ConfigMap', 'argocd-cmd-params-cm');
+      const svc = get(r('base/principal').objects, 'Service', 'argocd-agent-redis-proxy');
+      expect(cm.data['redis.server']).toBe(`${svc.metadata.name}:${svc.spec.ports[0].port}`);
+      expect(cm.data['server.insecure']).toBe('false');
+    });
+  }
+});
+
+describe('mesh overlays across clusters', () => {
+  it.each(['istio', 'linkerd'])('%s: the agent overlay identity is one the principal admits', (mesh) => {
+    const agent = r(`${mesh}/agent`);
+    const principal = r(`${mesh}/principal`);
+    const sa = get(agent.objects, 'Deployment', 'argocd-agent-agent').spec.template.spec
+      .serviceAccountName as string;
+    const ns = get(agent.objects, 'Deployment', 'argocd-agent-agent').metadata.namespace;
+    const ids =
+      mesh === 'istio'
+        ? byKind(principal.objects, 'AuthorizationPolicy').flatMap((ap) =>
+            (ap.spec.rules ?? []).flatMap((rule: { from: Array<{ source: { principals: string[] } }> }) =>
+              rule.from.flatMap((f) => f.source.principals),
+            ),
+          )
+        : (get(principal.objects, 'MeshTLSAuthentication', 'argocd-agent-agents').spec
+            .identities as string[]);
+    const want =
+      mesh === 'istio'
+        ? `cluster.local/ns/${ns}/sa/${sa}`
+        : `${sa}.${ns}.serviceaccount.identity.linkerd.cluster.local`;
+    expect(ids).toContain(want);
+  });
+});

@@ -1,0 +1,223 @@
+// JSON Schemas for the custom resources that have no model package: Linkerd's policy.linkerd.io
+// kinds and the Prometheus Operator's ServiceMonitor. Written from the CRDs' documented fields,
+// closed (additionalProperties: false) so a misspelt field fails.
+import type { AnySchema } from 'ajv';
+
+const objectMeta: AnySchema = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 },
+    namespace: { type: 'string' },
+    labels: { type: 'object', additionalProperties: { type: 'string' } },
+    annotations: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+  additionalProperties: false,
+};
+
+const labelSelector: AnySchema = {
+  type: 'object',
+  properties: {
+    matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+    matchExpressions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['key', 'operator'],
+        properties: {
+          key: { type: 'string' },
+          operator: { enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+          values: { type: 'array', items: { type: 'string' } },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
+const resource = (apiVersion: string, kind: string, spec: AnySchema): AnySchema => ({
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  properties: {
+    apiVersion: { const: apiVersion },
+    kind: { const: kind },
+    metadata: objectMeta,
+    spec,
+  },
+  additionalProperties: false,
+});
+
+const portNumberOrName: AnySchema = {
+  oneOf: [
+    { type: 'integer', minimum: 1, maximum: 65535 },
+    { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 },
+  ],
+};
+
+/** policy.linkerd.io Server: v1beta1 (podSelector), v1beta3 (also externalWorkloadSelector, accessPolicy). */
+const serverSpec = (version: 'v1beta1' | 'v1beta3'): AnySchema => ({
+  type: 'object',
+  required: ['port'],
+  properties: {
+    podSelector: labelSelector,
+    ...(version === 'v1beta3'
+      ? {
+          externalWorkloadSelector: labelSelector,
+          accessPolicy: {
+            enum: [
+              'deny',
+              'all-authenticated',
+              'all-unauthenticated',
+              'cluster-authenticated',
+              'cluster-unauthenticated',
+              'audit',
+            ],
+          },
+        }
+      : {}),
+    port: portNumberOrName,
+    proxyProtocol: { enum: ['unknown', 'HTTP/1', 'HTTP/2', 'gRPC', 'opaque', 'TLS'] },
+  },
+  // Exactly one workload selector.
+  oneOf: [{ required: ['podSelector'] }, { required: ['externalWorkloadSelector'] }],
+  additionalProperties: false,
+});
+
+const targetRef: AnySchema = {
+  type: 'object',
+  required: ['kind', 'name'],
+  properties: {
+    group: { type: 'string' },
+    kind: { type: 'string' },
+    name: { type: 'string' },
+    namespace: { type: 'string' },
+  },
+  additionalProperties: false,
+};
+
+const authorizationPolicySpec: AnySchema = {
+  type: 'object',
+  required: ['targetRef', 'requiredAuthenticationRefs'],
+  properties: {
+    targetRef: {
+      ...targetRef,
+      properties: {
+        ...(targetRef as { properties: object }).properties,
+        kind: { enum: ['Server', 'HTTPRoute', 'GRPCRoute', 'Namespace'] },
+      },
+    },
+    requiredAuthenticationRefs: {
+      type: 'array',
+      items: {
+        ...targetRef,
+        properties: {
+          ...(targetRef as { properties: object }).properties,
+          kind: { enum: ['MeshTLSAuthentication', 'NetworkAuthentication', 'ServiceAccount'] },
+        },
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
+const meshTLSAuthenticationSpec: AnySchema = {
+  type: 'object',
+  properties: {
+    identities: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+    identityRefs: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['kind'],
+        properties: {
+          group: { type: 'string' },
+          kind: { enum: ['ServiceAccount', 'Namespace'] },
+          name: { type: 'string' },
+          namespace: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  // Exactly one of the two.
+  oneOf: [{ required: ['identities'] }, { required: ['identityRefs'] }],
+  additionalProperties: false,
+};
+
+const networkAuthenticationSpec: AnySchema = {
+  type: 'object',
+  required: ['networks'],
+  properties: {
+    networks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['cidr'],
+        properties: { cidr: { type: 'string' }, except: { type: 'array', items: { type: 'string' } } },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
+const serviceMonitorSpec: AnySchema = {
+  type: 'object',
+  required: ['selector', 'endpoints'],
+  properties: {
+    jobLabel: { type: 'string' },
+    selector: labelSelector,
+    namespaceSelector: {
+      type: 'object',
+      properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: { type: 'string' } } },
+      additionalProperties: false,
+    },
+    endpoints: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        properties: {
+          port: { type: 'string' },
+          targetPort: portNumberOrName,
+          path: { type: 'string', pattern: '^/' },
+          scheme: { enum: ['http', 'https'] },
+          interval: { type: 'string', pattern: '^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$' },
+          scrapeTimeout: { type: 'string' },
+          honorLabels: { type: 'boolean' },
+        },
+        oneOf: [{ required: ['port'] }, { required: ['targetPort'] }],
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
+/** apiVersion/kind → schema. */
+export const crdSchemas: Record<string, AnySchema> = {
+  'policy.linkerd.io/v1beta1/Server': resource('policy.linkerd.io/v1beta1', 'Server', serverSpec('v1beta1')),
+  'policy.linkerd.io/v1beta3/Server': resource('policy.linkerd.io/v1beta3', 'Server', serverSpec('v1beta3')),
+  'policy.linkerd.io/v1alpha1/AuthorizationPolicy': resource(
+    'policy.linkerd.io/v1alpha1',
+    'AuthorizationPolicy',
+    authorizationPolicySpec,
+  ),
+  'policy.linkerd.io/v1alpha1/MeshTLSAuthentication': resource(
+    'policy.linkerd.io/v1alpha1',
+    'MeshTLSAuthentication',
+    meshTLSAuthenticationSpec,
+  ),
+  'policy.linkerd.io/v1alpha1/NetworkAuthentication': resource(
+    'policy.linkerd.io/v1alpha1',
+    'NetworkAuthentication',
+    networkAuthenticationSpec,
+  ),
+  'monitoring.coreos.com/v1/ServiceMonitor': resource(
+    'monitoring.coreos.com/v1',
+    'ServiceMonitor',
+    serviceMonitorSpec,
+  ),
+};

@@ -1,0 +1,270 @@
+import {
+  type PubSubKind,
+  type PubSubListener,
+  type RedisEndpoint,
+  RedisSubscriber,
+  SubscriptionHub,
+  toLocalName,
+} from '@pullplane/redis-proxy';
+import { encode, errorReply, RespDecoder, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
+import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface RedisExecutorOptions {
+  /**
+   * This agent's name: keys that name another agent are refused. Without it only the key's
+   * shape is checked (the gateway routes only this agent's streams here either way).
+   */
+  agentName: string | undefined;
+  /** The agent's local Redis (Argo CD's argocd-redis on this cluster). */
+  endpoint: RedisEndpoint;
+  logger: Logger;
+  /** Connections to the local Redis for commands (default 4). */
+  poolSize?: number;
+  /** A command the local Redis does not answer in time fails (default 5 s). */
+  commandTimeoutMs?: number;
+  /** Unsent messages on one subscription stream before it is dropped as too slow (default 1 MiB). */
+  maxPendingPushBytes?: number;
+}
+
+interface CommandSpec {
+  keys: 'first' | 'all';
+  /** Answers +OK (a status) rather than a bulk string. */
+  status?: boolean;
+}
+
+/** The same set the redis proxy routes to agents: nothing else runs here. */
+const COMMANDS = new Map<string, CommandSpec>([
+  ['get', { keys: 'first' }],
+  ['set', { keys: 'first', status: true }],
+  ['setex', { keys: 'first', status: true }],
+  ['psetex', { keys: 'first', status: true }],
+  ['expire', { keys: 'first' }],
+  ['pexpire', { keys: 'first' }],
+  ['ttl', { keys: 'first' }],
+  ['pttl', { keys: 'first' }],
+  ['publish', { keys: 'first' }],
+  ['del', { keys: 'all' }],
+  ['unlink', { keys: 'all' }],
+  ['exists', { keys: 'all' }],
+  ['mget', { keys: 'all' }],
+]);
+
+/** ioredis hands replies over as Buffers, numbers, nulls and arrays; back to RESP values. */
+function toValue(reply: unknown, status: boolean): RespValue {
+  if (reply === null || reply === undefined) return resp.bulk(null);
+  if (typeof reply === 'number') return resp.integer(reply);
+  if (Buffer.isBuffer(reply)) return status ? resp.simple(reply.toString('latin1')) : resp.bulk(reply);
+  if (typeof reply === 'string') return status ? resp.simple(reply) : resp.bulk(reply);
+  if (Array.isArray(reply)) return resp.array(reply.map((r) => toValue(r, false)));
+  return resp.error('ERR unexpected reply from the local redis');
+}
+
+/**
+ * The agent's side of the redis proxy: runs the commands the proxy routes here against the
+ * local Redis with `<agent>_` cut out of every key, and serves channel subscriptions as
+ * long-lived streams of pushes, released when the stream ends. Replies are written in the
+ * protocol the client speaks, so the proxy passes them on unchanged.
+ */
+export class RedisExecutor {
+  private pool: Redis[] | undefined;
+  private next = 0;
+  private readonly subscriber: RedisSubscriber;
+  private readonly hub: SubscriptionHub;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: RedisExecutorOptions) {
+    this.log = opts.logger.child({ component: 'redis' });
+    if (!opts.agentName) this.log.warn('agent name unknown: redis keys are checked for their shape only');
+    this.subscriber = new RedisSubscriber({
+      endpoint: opts.endpoint,
+      logger: this.log,
+      onMessage: (m) => this.hub.dispatch(m),
+    });
+    this.hub = new SubscriptionHub({
+      start: (kind, name) => this.subscriber.subscribe(kind, name),
+      stop: (kind, name) => this.subscriber.unsubscribe(kind, name),
+    });
+  }
+
+  /** Serves one logical stream whose head is a RedisRequestHead. */
+  handle(stream: LogicalStream): void {
+    const head = stream.open.head;
+    if (head.case !== 'redis') {
+      stream.reset(TunnelErrorCode.PROTOCOL, 'not a redis request');
+      return;
+    }
+    const protocol: RespProtocol = head.value.respVersion === 3 ? 3 : 2;
+    if (head.value.pipeline) {
+      this.pipeline(stream, protocol);
+      return;
+    }
+    if (head.value.args.length === 0) {
+      stream.reset(TunnelErrorCode.PROTOCOL, 'a redis request without a command');
+      return;
+    }
+    const args = head.value.args.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    const name = args[0]!.toString('latin1').toLowerCase();
+    if (name === 'subscribe' || name === 'psubscribe') {
+      this.subscribe(stream, name === 'subscribe' ? 'channel' : 'pattern', args, protocol);
+      return;
+    }
+    void this.execute(args, protocol, this.connection()).then((bytes) => {
+      if (stream.destroyed) return;
+      stream.respond(200);
+      stream.end(bytes);
+    });
+  }
+
+  /**
+   * A pipeline: commands arrive as RESP in the request body and run in order on one local
+   * connection; replies go back in the same order. Reading stops while the proxy is not
+   * taking replies, so nothing queues without bound here.
+   */
+  private pipeline(stream: LogicalStream, protocol: RespProtocol): void {
+    stream.respond(200);
+    const redis = this.connection();
+    const out: Array<{ bytes: Buffer | undefined }> = [];
+    let ended = false;
+    const flush = () => {
+      while (out.length > 0 && out[0]!.bytes !== undefined && !stream.destroyed) {
+        if (!stream.write(out.shift()!.bytes)) {
+          stream.pause();
+          stream.once('drain', () => stream.resume());
+        }
+      }
+      if (ended && out.length === 0 && !stream.destroyed) stream.end();
+    };
+    const decoder = new RespDecoder({
+      mode: 'server',
+      onValue: (v) => {
+        const slot: { bytes: Buffer | undefined } = { bytes: undefined };
+        out.push(slot);
+        const args = (v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value);
+        void this.execute(args, protocol, redis).then((bytes) => {
+          slot.bytes = bytes;
+          flush();
+        });
+      },
+      onError: (err) => stream.reset(TunnelErrorCode.PROTOCOL, err.message),
+    });
+    stream.on('data', (chunk: Buffer) => decoder.push(chunk));
+    stream.on('end', () => {
+      ended = true;
+      flush();
+    });
+  }
+
+  /** Runs one command (checked, keys cut) and encodes its reply; never rejects. */
+  private execute(args: Buffer[], protocol: RespProtocol, redis: Redis): Promise<Buffer> {
+    const name = args[0]!.toString('latin1').toLowerCase();
+    const spec = COMMANDS.get(name);
+    if (spec === undefined)
+      return Promise.resolve(errorReply(`ERR unsupported command for agent key: '${name}'`));
+    const local = args.slice(1);
+    for (let i = 0; i < local.length; i++) {
+      if (spec.keys === 'first' && i > 0) break;
+      const cut = toLocalName(local[i]!, this.opts.agentName || undefined);
+      if (typeof cut === 'string') {
+        this.log.warn({ command: name, reason: cut }, 'refused a redis key');
+        return Promise.resolve(errorReply(`ERR agent ${this.opts.agentName ?? ''} refused the key: ${cut}`));
+      }
+      local[i] = cut.local;
+    }
+    const status =
+      spec.status === true &&
+      !(name === 'set' && local.slice(2).some((a) => a.toString('latin1').toLowerCase() === 'get'));
+    return redis.callBuffer(name, ...local).then(
+      (reply) => encode(toValue(reply, status), { protocol }),
+      (err: Error) =>
+        errorReply(
+          err.name === 'ReplyError'
+            ? err.message
+            : `ERR agent ${this.opts.agentName ?? ''} local redis unavailable: ${err.message}`,
+        ),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.subscriber.close();
+    const pool = this.pool ?? [];
+    this.pool = undefined;
+    await Promise.all(pool.map((r) => r.quit().catch(() => r.disconnect())));
+  }
+
+  private connection(): Redis {
+    if (this.pool === undefined) {
+      const { endpoint } = this.opts;
+      this.pool = Array.from(
+        { length: this.opts.poolSize ?? 4 },
+        () =>
+          new Redis({
+            host: endpoint.host,
+            port: endpoint.port,
+            ...(endpoint.password ? { password: endpoint.password } : {}),
+            ...(endpoint.tls
+              ? {
+                  tls: {
+                    rejectUnauthorized: !endpoint.tls.insecure,
+                    servername: endpoint.tls.servername ?? endpoint.host,
+                    ...(endpoint.tls.ca ? { ca: endpoint.tls.ca } : {}),
+                  },
+                }
+              : {}),
+            connectionName: 'pullplane-agent',
+            commandTimeout: this.opts.commandTimeoutMs ?? 5_000,
+            maxRetriesPerRequest: 1,
+            retryStrategy: (times) => Math.min(times * 100, 2_000),
+          }),
+      );
+      for (const r of this.pool)
+        r.on('error', (err) => this.log.debug({ err: err.message }, 'local redis error'));
+    }
+    const r = this.pool[this.next]!;
+    this.next = (this.next + 1) % this.pool.length;
+    return r;
+  }
+
+  private subscribe(stream: LogicalStream, kind: PubSubKind, args: Buffer[], protocol: RespProtocol): void {
+    if (args.length !== 2) {
+      stream.reset(TunnelErrorCode.REFUSED, 'one channel or pattern per subscription stream');
+      return;
+    }
+    const cut = toLocalName(args[1]!, this.opts.agentName || undefined);
+    if (typeof cut === 'string') {
+      this.log.warn({ reason: cut }, 'refused a redis subscription');
+      stream.reset(TunnelErrorCode.REFUSED, `channel refused: ${cut}`);
+      return;
+    }
+    const maxPending = this.opts.maxPendingPushBytes ?? 1024 * 1024;
+    let live = false;
+    const listener: PubSubListener = (m) => {
+      if (!live || stream.destroyed) return;
+      const items =
+        m.kind === 'message'
+          ? [resp.bulk('message'), resp.bulk(m.channel), resp.bulk(m.payload)]
+          : [resp.bulk('pmessage'), resp.bulk(m.pattern), resp.bulk(m.channel), resp.bulk(m.payload)];
+      stream.write(encode(resp.push(items), { protocol }));
+      // The proxy stopped reading: drop the subscription rather than queue without bound.
+      if (stream.writableLength > maxPending) stream.reset(TunnelErrorCode.INTERNAL, 'subscriber too slow');
+    };
+    const timer = setTimeout(
+      () => stream.reset(TunnelErrorCode.UNAVAILABLE, 'the local redis did not confirm the subscription'),
+      this.opts.commandTimeoutMs ?? 5_000,
+    );
+    stream.once('close', () => {
+      clearTimeout(timer);
+      this.hub.remove(kind, cut.local, listener);
+    });
+    this.hub.add(kind, cut.local, listener).then(
+      () => {
+        clearTimeout(timer);
+        if (stream.destroyed) return;
+        live = true;
+        stream.respond(200);
+      },
+      (err: Error) => stream.reset(TunnelErrorCode.UNAVAILABLE, err.message),
+    );
+  }
+}

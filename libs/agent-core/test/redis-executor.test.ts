@@ -1,0 +1,116 @@
+import { decodeAll, type RespValue } from '@pullplane/resp';
+import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisExecutor } from '../src/index.js';
+
+// The executor behind a real tunnel multiplexer pair (in memory) and a real redis-server.
+let redis: RedisServerHandle;
+let direct: Redis;
+let executor: RedisExecutor;
+let gateway: Multiplexer;
+let agentSide: Multiplexer;
+
+beforeAll(async () => {
+  redis = await startRedisServer({ password: 'pw' });
+  direct = new Redis({ host: redis.host, port: redis.port, password: 'pw' });
+  executor = new RedisExecutor({
+    agentName: 'east',
+    endpoint: { host: redis.host, port: redis.port, password: 'pw' },
+    logger: pino({ level: 'silent' }),
+    poolSize: 2,
+  });
+  const link = createMemoryLink();
+  gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
+  agentSide = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => executor.handle(s) });
+  link.connect(
+    (f) => gateway.receive(f),
+    (f) => agentSide.receive(f),
+  );
+}, 30_000);
+
+afterAll(async () => {
+  direct?.disconnect();
+  await executor?.stop();
+  await redis?.stop();
+});
+
+const open = (args: Array<string | Buffer>, respVersion = 2): LogicalStream =>
+  gateway.open({ head: { case: 'redis', value: { args: args.map((a) => Buffer.from(a)), respVersion } } });
+
+async function run(args: Array<string | Buffer>, respVersion = 2): Promise<string> {
+  const s = open(args, respVersion);
+  expect((await s.responseHead()).status).toBe(200);
+  const chunks: Buffer[] = [];
+  s.on('data', (c: Buffer) => chunks.push(c));
+  await new Promise((r) => s.on('end', r));
+  return Buffer.concat(chunks).toString('latin1');
+}
+
+describe('RedisExecutor', () => {
+  it('runs the agent-key commands with <agent>_ cut out, answering in the asked protocol', async () => {
+    expect(await run(['SET', 'app|managed-resources|east_gb|1.gz', 'v', 'PX', '60000'])).toBe('+OK\r\n');
+    expect(await direct.get('app|managed-resources|gb|1.gz')).toBe('v');
+    expect(await run(['GET', 'app|managed-resources|east_gb|1.gz'])).toBe('$1\r\nv\r\n');
+    expect(await run(['GET', 'app|managed-resources|east_none|1.gz'])).toBe('$-1\r\n');
+    expect(await run(['GET', 'app|managed-resources|east_none|1.gz'], 3)).toBe('_\r\n');
+    expect(await run(['SET', 'app|managed-resources|east_gb|1.gz', 'w', 'GET'])).toBe('$1\r\nv\r\n');
+    expect(await run(['SET', 'app|managed-resources|east_gb|1.gz', 'x', 'NX'])).toBe('$-1\r\n');
+    expect(await run(['MGET', 'app|managed-resources|east_gb|1.gz', 'app|resources-tree|east_no|1'], 3)).toBe(
+      '*2\r\n$1\r\nw\r\n_\r\n',
+    );
+    // SET without KEEPTTL dropped the expiry.
+    expect(await run(['PTTL', 'app|managed-resources|east_gb|1.gz'])).toBe(':-1\r\n');
+    expect(
+      await run(['EXISTS', 'app|managed-resources|east_gb|1.gz', 'app|managed-resources|east_gb|1.gz']),
+    ).toBe(':2\r\n');
+    expect(await run(['DEL', 'app|managed-resources|east_gb|1.gz'])).toBe(':1\r\n');
+    expect(await run(['GET', 'app|managed-resources|east_gb|1.gz', 'extra'])).toMatch(
+      /^-ERR wrong number of arguments/,
+    );
+  });
+
+  it('refuses keys of other agents, shapeless keys and other commands', async () => {
+    expect(await run(['GET', 'app|managed-resources|west_gb|1.gz'])).toMatch(
+      /^-ERR agent east refused the key: it belongs to agent west/,
+    );
+    expect(await run(['GET', 'plain'])).toMatch(/^-ERR agent east refused the key/);
+    expect(await run(['DEL', 'app|managed-resources|east_a|1', 'app|managed-resources|west_a|1'])).toMatch(
+      /refused/,
+    );
+    expect(await run(['FLUSHALL'])).toMatch(/^-ERR unsupported command for agent key/);
+    expect(await run(['KEYS', '*'])).toMatch(/^-ERR unsupported command for agent key/);
+    expect(await direct.keys('*')).toEqual([]);
+  });
+
+  it('streams messages of a subscription and releases it when the stream ends', async () => {
+    const s = open(['SUBSCRIBE', 'app|resources-tree|east_gb|1.8.3'], 3);
+    expect((await s.responseHead()).status).toBe(200);
+    const values: RespValue[] = [];
+    s.on('data', (c: Buffer) => values.push(...decodeAll(c)));
+    const p = open(['PSUBSCRIBE', 'app|resources-tree|east_*'], 2);
+    expect((await p.responseHead()).status).toBe(200);
+    const pv: RespValue[] = [];
+    p.on('data', (c: Buffer) => pv.push(...decodeAll(c)));
+    expect(await direct.publish('app|resources-tree|gb|1.8.3', '')).toBe(2);
+    await expect.poll(() => values.length + pv.length).toBe(2);
+    expect(values[0]).toMatchObject({ type: 'push' });
+    expect(pv[0]).toMatchObject({ type: 'array' });
+    s.destroy();
+    p.destroy();
+    await expect
+      .poll(async () =>
+        Number(((await direct.pubsub('NUMSUB', 'app|resources-tree|gb|1.8.3')) as unknown[])[1]),
+      )
+      .toBe(0);
+    await expect.poll(async () => Number(await direct.pubsub('NUMPAT'))).toBe(0);
+    expect(agentSide.activeStreams).toBe(0);
+  });
+
+  it('refuses a subscription to another agent’s channel', async () => {
+    const s = open(['SUBSCRIBE', 'app|resources-tree|west_gb|1.8.3']);
+    await expect(s.responseHead()).rejects.toThrow(/belongs to agent west/);
+  });
+});

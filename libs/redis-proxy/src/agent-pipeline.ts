@@ -1,0 +1,203 @@
+import { encodeCommand, RespDecoder, type RespProtocol, type RespValue } from '@pullplane/resp';
+import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from './agent-call.js';
+import { ReplyText } from './errors.js';
+
+export interface AgentPipelineOptions {
+  opener: AgentOpener;
+  agent: string;
+  protocol: RespProtocol;
+  /** A reply that takes longer than this fails the pipeline (and every command still in it). */
+  timeoutMs: number;
+  maxReplyBytes: number;
+  onClosed: (pipeline: AgentPipeline) => void;
+}
+
+interface Waiter {
+  resolve: (reply: AgentReply) => void;
+  sentAt: number;
+}
+
+/**
+ * One client connection's commands for one agent, on one long-lived logical stream: commands
+ * go out as RESP in the request body, the agent runs them in order on one connection to its
+ * Redis and answers in the same order. Order per client connection holds without a stream
+ * (and a gateway round trip to set it up) per command. Replies are checked to be exactly one
+ * value each and never a push, so an agent can never slip extra replies into a client's stream.
+ */
+export class AgentPipeline {
+  private readonly stream: TunnelStream | undefined;
+  private readonly waiting: Waiter[] = [];
+  private head = 0;
+  private failure: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private chunk: Buffer = Buffer.alloc(0);
+  private start = 0;
+  private carry: Buffer[] = [];
+
+  constructor(private readonly opts: AgentPipelineOptions) {
+    try {
+      this.stream = opts.opener.open(opts.agent, {
+        head: { case: 'redis', value: { args: [], respVersion: opts.protocol, pipeline: true } },
+        hasBody: true,
+      });
+    } catch (err) {
+      this.failure = tunnelFailure(opts.agent, err);
+      return;
+    }
+    const stream = this.stream;
+    const decoder = new RespDecoder({
+      maxBulkLength: opts.maxReplyBytes,
+      onValue: (v, end) => this.onReply(v, end),
+      onError: () => this.fail(ReplyText.badAgentReply(opts.agent)),
+    });
+    stream.responseHead().then(
+      (head) => {
+        if (head.status !== 200) this.fail(ReplyText.agentFailed(opts.agent, `status ${head.status}`));
+      },
+      () => undefined,
+    );
+    stream.on('data', (chunk: Buffer) => {
+      this.chunk = chunk;
+      this.start = 0;
+      decoder.push(chunk);
+      if (this.failure === undefined && this.start < chunk.length)
+        this.carry.push(chunk.subarray(this.start));
+    });
+    stream.on('end', () => this.fail(ReplyText.agentFailed(opts.agent, 'the agent ended the pipeline')));
+    stream.on('close', () =>
+      this.fail(
+        tunnelFailure(
+          opts.agent,
+          stream.errored ?? new TunnelError(TunnelErrorCode.CANCELLED, 'the pipeline stream closed'),
+        ),
+      ),
+    );
+  }
+
+  get closed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /** Sends one command; resolves with its reply, or an error reply (never rejects). */
+  call(args: Buffer[]): Promise<AgentReply> {
+    if (this.failure !== undefined) return Promise.resolve(errorAsReply(this.failure));
+    return new Promise((resolve) => {
+      this.waiting.push({ resolve, sentAt: Date.now() });
+      if (this.timer === undefined) this.arm(this.opts.timeoutMs);
+      this.stream!.write(encodeCommand(args));
+    });
+  }
+
+  /** Stops reading replies (the client does not read its own). */
+  pause(): void {
+    this.stream?.pause();
+  }
+
+  resume(): void {
+    this.stream?.resume();
+  }
+
+  /** Ends the stream; the agent stops at once. Commands still waiting get an error. */
+  close(): void {
+    this.fail(ReplyText.agentFailed(this.opts.agent, 'client went away'));
+  }
+
+  private onReply(v: RespValue, end: number): void {
+    const tail = this.chunk.subarray(this.start, end);
+    const raw = this.carry.length === 0 ? tail : Buffer.concat([...this.carry, tail]);
+    this.carry = [];
+    this.start = end;
+    const waiter = this.waiting[this.head];
+    if (v.type === 'push' || waiter === undefined) {
+      this.fail(ReplyText.badAgentReply(this.opts.agent));
+      return;
+    }
+    this.waiting[this.head++] = undefined as never;
+    if (this.head === this.waiting.length) {
+      this.waiting.length = 0;
+      this.head = 0;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting.splice(0, this.head);
+      this.head = 0;
+    }
+    waiter.resolve({ raw, value: v });
+  }
+
+  /** One timer for the oldest command: it fires when that one has waited too long. */
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const oldest = this.waiting[this.head];
+      if (oldest === undefined) return;
+      const waited = Date.now() - oldest.sentAt;
+      if (waited >= this.opts.timeoutMs) this.fail(ReplyText.timeout(this.opts.agent, this.opts.timeoutMs));
+      else this.arm(this.opts.timeoutMs - waited);
+    }, ms);
+  }
+
+  private fail(message: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = message;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.carry = [];
+    const waiting = this.waiting.slice(this.head);
+    this.waiting.length = 0;
+    this.head = 0;
+    const reply = errorAsReply(message);
+    for (const w of waiting) w.resolve(reply);
+    this.stream?.destroy();
+    this.opts.onClosed(this);
+  }
+}
+
+/** A client connection's pipelines: one per agent (and protocol) it talks to. */
+export class AgentPipelines {
+  private readonly pipelines = new Map<string, AgentPipeline>();
+
+  constructor(
+    private readonly opts: Omit<AgentPipelineOptions, 'agent' | 'protocol' | 'onClosed'> & {
+      onReply: (seconds: number) => void;
+    },
+  ) {}
+
+  call(agent: string, protocol: RespProtocol, args: Buffer[]): Promise<AgentReply> {
+    const key = `${protocol}${agent}`;
+    let pipeline = this.pipelines.get(key);
+    if (pipeline === undefined) {
+      const { onReply: _, ...common } = this.opts;
+      pipeline = new AgentPipeline({
+        ...common,
+        agent,
+        protocol,
+        onClosed: (p) => {
+          if (this.pipelines.get(key) === p) this.pipelines.delete(key);
+        },
+      });
+      // An agent that is not connected fails at once; the next command tries again.
+      if (!pipeline.closed) this.pipelines.set(key, pipeline);
+    }
+    const started = performance.now();
+    return pipeline.call(args).then((reply) => {
+      this.opts.onReply((performance.now() - started) / 1000);
+      return reply;
+    });
+  }
+
+  pause(): void {
+    for (const p of this.pipelines.values()) p.pause();
+  }
+
+  resume(): void {
+    for (const p of this.pipelines.values()) p.resume();
+  }
+
+  /** Resets every stream, which releases the agents' side at once. */
+  close(): void {
+    for (const p of this.pipelines.values()) p.close();
+    this.pipelines.clear();
+  }
+}

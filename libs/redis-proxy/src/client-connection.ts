@@ -1,0 +1,522 @@
+import type { Socket } from 'node:net';
+import {
+  asCommand,
+  encode,
+  encodeCommand,
+  errorReply,
+  type RespCommand,
+  RespDecoder,
+  type RespError,
+  type RespValue,
+  simpleString,
+} from '@pullplane/resp';
+import type { AgentReply } from './agent-call.js';
+import { AgentPipelines } from './agent-pipeline.js';
+import { type CommandRoute, routeCommand } from './command-routing.js';
+import { ReplyText } from './errors.js';
+import * as local from './local-commands.js';
+import { PrincipalAccess } from './principal-access.js';
+import type { Expectation, PrincipalLink } from './principal-link.js';
+import type { SharedPrincipalLinks } from './principal-pool.js';
+import type { ProxyContext } from './proxy-context.js';
+import { PubSubSession } from './pubsub-session.js';
+import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
+import { ReplyQueue } from './reply-queue.js';
+import { runSplit, type SplitRoute } from './split-command.js';
+import { Transaction, type TransactionTargets } from './transaction.js';
+
+// Why the proxy stopped reading the client's commands (any set bit keeps it stopped).
+const CLIENT_WRITE = 1;
+const UPSTREAM_WRITE = 2;
+const PIPELINE = 4;
+const HOLD = 8;
+
+const STAR = 0x2a;
+/** Allowed before authentication, as in Redis. */
+const PREAUTH = new Set(['auth', 'hello', 'quit', 'reset']);
+/** All a RESP2 connection may send while subscribed. */
+const SUBSCRIBED_RESP2 = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe']);
+for (const name of ['sunsubscribe', 'ping', 'quit', 'reset']) SUBSCRIBED_RESP2.add(name);
+/** Answered by the proxy itself. */
+const LOCAL = new Set(['hello', 'auth', 'ping', 'echo', 'quit', 'reset', 'subscribe', 'psubscribe']);
+for (const name of ['unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor', 'sync', 'psync'])
+  LOCAL.add(name);
+
+type Held = [RespCommand, RespValue, Buffer | Buffer[]];
+
+/**
+ * One client connection: decodes its commands, answers protocol-level ones itself, routes
+ * the rest to the principal Redis or an agent, and writes every reply in request order.
+ */
+export class ClientConnection {
+  readonly state: local.SessionState;
+  private db = 0;
+  private readonly decoder: RespDecoder;
+  private readonly queue: ReplyQueue;
+  private readonly pubsub: PubSubSession;
+  private readonly principal: PrincipalAccess;
+  private readonly agents: AgentPipelines;
+  private readonly tx = new Transaction();
+  private readonly txTargets: TransactionTargets;
+  /** Commands waiting until the principal owes nothing (see PrincipalAccess). */
+  private held: Held[] | undefined;
+  private paused = 0;
+  private closing = false;
+  private closed = false;
+  private flushScheduled = false;
+  // The command being decoded spans carry + chunk[rawStart, end).
+  private chunk: Buffer = Buffer.alloc(0);
+  private rawStart = 0;
+  private carry: Buffer[] = [];
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly ctx: ProxyContext,
+    shared: SharedPrincipalLinks,
+    private readonly onClose: (c: ClientConnection) => void,
+  ) {
+    this.state = {
+      id: ctx.nextClientId(),
+      protocol: 2,
+      authenticated: ctx.password === undefined,
+      name: undefined,
+    };
+    const { limits } = ctx;
+    this.decoder = new RespDecoder({
+      mode: 'server',
+      maxBulkLength: limits.maxBulkLength,
+      maxArrayLength: limits.maxArrayLength,
+      maxInlineLength: limits.maxInlineLength,
+      onValue: (v, end) => this.onCommand(v, end),
+      onError: (err) => this.onProtocolError(err),
+    });
+    this.queue = new ReplyQueue((chunks, bytes) => this.write(chunks, bytes));
+    this.pubsub = new PubSubSession(ctx.hubs, (m) => this.deliver(m));
+    this.principal = new PrincipalAccess(this.queue, ctx, shared, {
+      state: () => ({ protocol: this.state.protocol, db: this.db, name: this.state.name }),
+      flush: () => this.flush(),
+      idle: () => {
+        if (this.held) queueMicrotask(() => this.release());
+      },
+      dedicatedLost: (reason) => {
+        if (this.closed) return;
+        this.ctx.logger.info({ client: this.state.id, reason }, 'principal redis connection lost');
+        // Transaction and WATCH state lived on that connection.
+        this.tx.abandon();
+      },
+    });
+    this.agents = new AgentPipelines({
+      opener: ctx.opener,
+      timeoutMs: ctx.requestTimeoutMs,
+      maxReplyBytes: limits.maxBulkLength * 2,
+      onReply: (seconds) => ctx.metrics.agentSeconds.observe(seconds),
+    });
+    this.txTargets = {
+      keys: ctx.keys,
+      forward: (raw) => this.forward(raw),
+      replace: (command, bytes) =>
+        this.send(command, { kind: 'replace', owner: this.principal, slot: this.queue.defer(1), bytes }),
+      reply: (bytes) => this.reply(bytes),
+    };
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) =>
+      ctx.logger.debug({ client: this.state.id, err: err.message }, 'client socket error'),
+    );
+    socket.on('close', () => this.teardown());
+  }
+
+  /** Closes the connection now (shutdown). */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  /** Reads no more commands and closes once every owed reply is written (graceful shutdown). */
+  drain(): void {
+    this.closing = true;
+    this.socket.pause();
+    this.flush();
+  }
+
+  // ---- input ----
+
+  private onData(chunk: Buffer): void {
+    this.chunk = chunk;
+    this.rawStart = 0;
+    const own = this.principal.own;
+    own?.cork();
+    this.decoder.push(chunk);
+    if (!this.closed && this.rawStart < chunk.length) this.carry.push(chunk.subarray(this.rawStart));
+    own?.uncork();
+    this.flush();
+  }
+
+  private onCommand(v: RespValue, end: number): void {
+    // The bytes as received, to forward unchanged; inline commands are re-encoded as multibulk.
+    const first = this.carry.length > 0 ? this.carry[0]![0] : this.chunk[this.rawStart];
+    const tail = this.chunk.subarray(this.rawStart, end);
+    const raw =
+      first !== STAR ? encodeCommand(argsOf(v)) : this.carry.length === 0 ? tail : [...this.carry, tail];
+    if (this.carry.length > 0) this.carry = [];
+    this.rawStart = end;
+    if (this.closing) return;
+    const cmd = asCommand(v)!;
+    if (this.held) this.held.push([cmd, v, raw]);
+    else this.dispatch(cmd, v, raw);
+  }
+
+  private onProtocolError(err: RespError): void {
+    this.ctx.metrics.protocolErrors.inc();
+    this.ctx.logger.info({ client: this.state.id, err: err.message }, 'client protocol error; closing');
+    const reply = errorReply(`ERR ${err.message}`);
+    // After whatever is held, like every reply.
+    if (this.held) this.held.push([{ name: '', args: [] }, { type: 'error', value: '' }, reply]);
+    else this.queue.ready(reply);
+    this.closing = true;
+    this.socket.pause();
+  }
+
+  /** Runs the held commands once the principal owes nothing more. */
+  private release(): void {
+    const held = this.held;
+    if (!held || this.principal.outstanding > 0 || this.closed) return;
+    this.held = undefined;
+    for (let i = 0; i < held.length; i++) {
+      if (this.held) {
+        (this.held as Held[]).push(...held.slice(i));
+        break;
+      }
+      const [cmd, v, raw] = held[i]!;
+      if (cmd.name === '') this.queue.ready(raw as Buffer);
+      else this.dispatch(cmd, v, raw);
+    }
+    if (!this.held) this.unpause(HOLD);
+    this.flush();
+  }
+
+  private dispatch(cmd: RespCommand, v: RespValue, raw: Buffer | Buffer[]): void {
+    const { name, args } = cmd;
+    if (name === 'post' || name === 'host:') {
+      // An HTTP request sent to the Redis port (cross-protocol scripting): Redis drops these too.
+      this.ctx.logger.warn({ client: this.state.id }, 'HTTP request on the redis port; closing');
+      this.socket.destroy();
+      return;
+    }
+    if (!this.state.authenticated && !PREAUTH.has(name)) {
+      this.reply(errorReply(ReplyText.noAuth));
+      return;
+    }
+    if (this.state.protocol === 2 && this.pubsub.count > 0 && !SUBSCRIBED_RESP2.has(name)) {
+      this.reply(errorReply(ReplyText.subscribeContext(name)));
+      return;
+    }
+    if (this.principal.mustWait(name, args)) {
+      this.held = [[cmd, v, raw]];
+      this.pause(HOLD);
+      return;
+    }
+    if (!this.principal.usesOwnLink && this.principal.needsOwnLink(name, args)) this.principal.takeOwnLink();
+    if (this.tx.active && this.tx.handle(cmd, raw, this.txTargets)) return;
+    if (LOCAL.has(name)) this.ctx.metrics.routed.local.inc();
+    switch (name) {
+      case 'hello':
+        this.hello(args);
+        return;
+      case 'auth':
+        this.reply(local.auth(args, this.state, this.ctx.password));
+        return;
+      case 'ping':
+        this.reply(local.ping(args, this.state.protocol, this.pubsub.count > 0));
+        return;
+      case 'echo':
+        this.reply(local.echo(args, this.state.protocol));
+        return;
+      case 'quit':
+        this.reply(simpleString('OK'));
+        this.closing = true;
+        this.socket.pause();
+        return;
+      case 'reset':
+        this.reset();
+        return;
+      case 'select':
+        this.select(args, raw);
+        return;
+      case 'client': {
+        const outcome = local.client(args, this.state, this.state.protocol);
+        if ('forward' in outcome) {
+          this.forward(raw);
+          return;
+        }
+        this.reply(outcome.reply);
+        if (outcome.replay) this.principal.own?.internal(outcome.replay, 'CLIENT');
+        return;
+      }
+      case 'multi':
+        this.forward(raw);
+        this.tx.begin();
+        return;
+      case 'subscribe':
+      case 'psubscribe':
+        this.subscribe(name === 'subscribe' ? 'channel' : 'pattern', name, args);
+        return;
+      case 'unsubscribe':
+      case 'punsubscribe':
+        for (const f of this.pubsub.unsubscribe(
+          name === 'unsubscribe' ? 'channel' : 'pattern',
+          args,
+          this.state.protocol,
+        ))
+          this.reply(f);
+        return;
+      case 'ssubscribe':
+      case 'sunsubscribe':
+        this.reply(errorReply(ReplyText.notSupported('sharded pub/sub')));
+        return;
+      case 'monitor':
+      case 'sync':
+      case 'psync':
+        this.reply(errorReply(ReplyText.notSupported(name.toUpperCase())));
+        return;
+      default:
+        this.route(cmd, v, raw, routeCommand(name, args, this.ctx.keys));
+        return;
+    }
+  }
+
+  private route(cmd: RespCommand, v: RespValue, raw: Buffer | Buffer[], route: CommandRoute): void {
+    const m = this.ctx.metrics.routed;
+    switch (route.kind) {
+      case 'principal':
+        m.principal.inc();
+        this.forward(raw);
+        return;
+      case 'agent': {
+        m.agent.inc();
+        const slot = this.queue.defer(1);
+        this.checkPipeline();
+        void this.agentCall(route.agent, argsOf(v)).then((reply) => {
+          if (this.closed) return;
+          this.queue.fill(slot, reply.raw);
+          this.flush();
+        });
+        return;
+      }
+      case 'split':
+        m.split.inc();
+        this.split(cmd, v, route);
+        return;
+      case 'refused':
+        m.refused.inc();
+        this.reply(errorReply(route.message));
+        return;
+    }
+  }
+
+  // ---- destinations ----
+
+  /** Sends the command as received; its reply goes to the client as received. */
+  private forward(raw: Buffer | Buffer[], observe?: (value: RespValue) => void): void {
+    const link = this.principal.link(this.state.protocol);
+    if (typeof link === 'string') {
+      this.reply(errorReply(link));
+      return;
+    }
+    if (!this.principal.forward(link, raw, observe)) this.upstreamFull(link);
+    this.checkPipeline();
+  }
+
+  private send(command: Buffer, e: Expectation): void {
+    const link = this.principal.link(this.state.protocol);
+    if (typeof link === 'string') {
+      if (e.kind === 'capture') e.resolve({ type: 'error', value: link });
+      else if (e.kind === 'slot' || e.kind === 'replace') this.queue.fill(e.slot, errorReply(link));
+      return;
+    }
+    if (!this.principal.send(link, command, e)) this.upstreamFull(link);
+  }
+
+  private upstreamFull(link: PrincipalLink): void {
+    if (this.paused & UPSTREAM_WRITE) return;
+    this.pause(UPSTREAM_WRITE);
+    link.whenDrained(() => this.unpause(UPSTREAM_WRITE));
+  }
+
+  /** Runs a command on the agent, on this connection's pipeline to it (order kept). */
+  private agentCall(agent: string, args: Buffer[]): Promise<AgentReply> {
+    return this.agents.call(agent, this.state.protocol, args);
+  }
+
+  private split(cmd: RespCommand, v: RespValue, route: SplitRoute): void {
+    const slot = this.queue.defer(1);
+    this.checkPipeline();
+    const protocol = this.state.protocol;
+    void runSplit(route, argsOf(v)[0]!, cmd.args, {
+      agent: (agent, args) => this.agentCall(agent, args).then((r) => r.value),
+      principal: (command) =>
+        new Promise((resolve) => this.send(command, { kind: 'capture', owner: this.principal, resolve })),
+    }).then((value) => {
+      if (this.closed) return;
+      this.queue.fill(slot, encode(value, { protocol }));
+      this.flush();
+    });
+  }
+
+  // ---- local commands ----
+
+  private hello(args: Buffer[]): void {
+    const outcome = local.hello(args, this.state, this.ctx.password);
+    this.reply(outcome.reply);
+    const own = this.principal.own;
+    if (outcome.protocolChanged !== undefined)
+      own?.internal(['HELLO', String(outcome.protocolChanged)], 'HELLO');
+    if (outcome.nameChanged && this.state.name)
+      own?.internal([Buffer.from('CLIENT'), Buffer.from('SETNAME'), this.state.name], 'CLIENT SETNAME');
+  }
+
+  private select(args: Buffer[], raw: Buffer | Buffer[]): void {
+    const arg = args[0]?.toString('latin1');
+    if (args.length !== 1 || arg === undefined) {
+      this.reply(errorReply(ReplyText.arity('select')));
+      return;
+    }
+    const n = /^\d{1,9}$/.test(arg) ? Number(arg) : undefined;
+    this.forward(raw, (value) => {
+      if (value.type !== 'error' && n !== undefined) this.db = n;
+    });
+  }
+
+  private reset(): void {
+    this.pubsub.clear();
+    this.tx.abandon();
+    this.state.protocol = 2;
+    this.state.name = undefined;
+    this.state.authenticated = this.ctx.password === undefined;
+    this.db = 0;
+    const own = this.principal.own;
+    if (own) {
+      own.internal(['RESET'], 'RESET');
+      if (this.ctx.principal.password) own.internal(['AUTH', this.ctx.principal.password], 'AUTH');
+    }
+    this.reply(simpleString('RESET'));
+  }
+
+  private subscribe(kind: PubSubKind, name: string, names: Buffer[]): void {
+    if (names.length === 0) {
+      this.reply(errorReply(ReplyText.arity(name)));
+      return;
+    }
+    const result = this.pubsub.subscribe(kind, names, this.state.protocol);
+    if (typeof result === 'string') {
+      this.reply(errorReply(result));
+      return;
+    }
+    // Confirm once the subscriptions are live, so a PUBLISH right after the confirmation is
+    // delivered; an agent that takes too long gets it anyway and is retried behind the scenes.
+    const slot = this.queue.defer(1);
+    let done = false;
+    const confirm = () => {
+      if (done || this.closed) return;
+      done = true;
+      clearTimeout(timer);
+      this.queue.fill(slot, result.replies);
+      this.flush();
+    };
+    const timer = setTimeout(confirm, this.ctx.subscribeTimeoutMs);
+    void result.live.then(confirm, confirm);
+  }
+
+  private deliver(message: PubSubMessage): void {
+    if (this.closed) return;
+    this.queue.ready(PubSubSession.frame(message, this.state.protocol));
+    if (this.socket.writableLength > this.ctx.limits.maxPubSubOutputBytes) {
+      // Redis' client-output-buffer-limit for pubsub: a subscriber that does not read is dropped.
+      this.ctx.logger.warn({ client: this.state.id }, 'pub/sub client does not read; closing');
+      this.socket.destroy();
+      return;
+    }
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  // ---- output and flow control ----
+
+  private reply(bytes: Buffer): void {
+    this.queue.ready(bytes);
+  }
+
+  private flush(): void {
+    if (this.closed) return;
+    this.queue.drain();
+    this.queue.flush();
+    if (this.socket.writableLength + this.queue.waitingBytes > this.ctx.limits.maxOutputBytes) {
+      this.ctx.logger.warn({ client: this.state.id }, 'client does not read its replies; closing');
+      this.socket.destroy();
+      return;
+    }
+    if (this.paused & PIPELINE && this.queue.outstanding <= this.ctx.limits.maxPendingReplies / 2)
+      this.unpause(PIPELINE);
+    if (this.closing && !this.held && this.queue.idle) {
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 5_000).unref();
+    }
+  }
+
+  private write(chunks: Buffer[], bytes: number): void {
+    if (this.closed || this.socket.destroyed) return;
+    let ok = true;
+    if (chunks.length === 1) ok = this.socket.write(chunks[0]!);
+    else if (bytes <= 64 * 1024) ok = this.socket.write(Buffer.concat(chunks, bytes));
+    else {
+      this.socket.cork();
+      for (const c of chunks) ok = this.socket.write(c);
+      this.socket.uncork();
+    }
+    if (!ok) this.pause(CLIENT_WRITE);
+  }
+
+  private checkPipeline(): void {
+    if (this.queue.outstanding >= this.ctx.limits.maxPendingReplies) this.pause(PIPELINE);
+  }
+
+  private pause(reason: number): void {
+    if (this.paused & reason) return;
+    if (this.paused === 0) this.socket.pause();
+    this.paused |= reason;
+    if (reason === CLIENT_WRITE) {
+      // Replies stop being read too: backpressure reaches the principal Redis through TCP,
+      // and the agents through the tunnel's flow control.
+      this.principal.own?.pause();
+      this.agents.pause();
+      this.socket.once('drain', () => this.unpause(CLIENT_WRITE));
+    }
+  }
+
+  private unpause(reason: number): void {
+    if (!(this.paused & reason)) return;
+    this.paused &= ~reason;
+    if (reason === CLIENT_WRITE) {
+      this.principal.own?.resume();
+      this.agents.resume();
+    }
+    if (this.paused === 0 && !this.closing && !this.closed) this.socket.resume();
+  }
+
+  private teardown(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.principal.close();
+    this.pubsub.clear();
+    this.agents.close();
+    this.onClose(this);
+  }
+}
+
+/** A server-mode value as its list of argument buffers (the name included, as sent). */
+function argsOf(v: RespValue): Buffer[] {
+  return (v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value);
+}

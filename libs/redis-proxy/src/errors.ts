@@ -1,0 +1,56 @@
+/**
+ * Every error the redis proxy itself answers, in one place: clients (and operators grepping
+ * logs) see exactly these texts. Redis' own wording is kept where Redis has one.
+ */
+export const ReplyText = {
+  noAuth: 'NOAUTH Authentication required.',
+  helloNoAuth:
+    'NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time',
+  wrongPass: 'WRONGPASS invalid username-password pair or user is disabled.',
+  noPasswordConfigured:
+    'ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?',
+  noProto: 'NOPROTO unsupported protocol version',
+  syntax: 'ERR syntax error',
+  arity: (name: string) => `ERR wrong number of arguments for '${name}' command`,
+  notInteger: 'ERR value is not an integer or out of range',
+  badClientName: 'ERR Client names cannot contain spaces, newlines or special characters.',
+  subscribeContext: (name: string) =>
+    `ERR Can't execute '${name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`,
+  execAbort: 'EXECABORT Transaction discarded because of previous errors.',
+  notSupported: (what: string) => `ERR ${what} is not supported through the pullplane redis proxy`,
+
+  // Agent keys.
+  notConnected: (agent: string) => `ERR agent ${agent} is not connected`,
+  unreachable: (agent: string, detail: string) => `ERR agent ${agent} is unreachable: ${detail}`,
+  refused: (agent: string, detail: string) => `ERR agent ${agent} refused the request: ${detail}`,
+  timeout: (agent: string, ms: number) => `ERR agent ${agent} did not answer within ${ms} ms`,
+  agentFailed: (agent: string, detail: string) => `ERR agent ${agent} failed: ${detail}`,
+  badAgentReply: (agent: string) => `ERR agent ${agent} sent a malformed reply`,
+  replyTooLarge: (agent: string, max: number) => `ERR agent ${agent} reply exceeds ${max} bytes`,
+  unsupportedForAgentKey: (name: string) => `ERR unsupported command for agent key: '${name}'`,
+  spansAgentKey: (name: string) =>
+    `ERR '${name}' cannot be used with agent keys: agent keys are served one command at a time (GET, SET, SETEX, PSETEX, DEL, UNLINK, EXISTS, EXPIRE, PEXPIRE, TTL, PTTL, MGET, PUBLISH)`,
+  agentKeyInMulti: (name: string) =>
+    `ERR '${name}' on an agent key cannot be queued in MULTI: transactions run on the principal Redis only`,
+  invalidAgentKey: (reason: string) => `ERR invalid agent key: ${reason}`,
+
+  // Principal Redis.
+  principalUnavailable: (detail: string) => `ERR principal redis unavailable: ${detail}`,
+} as const;
+
+/** Stable codes for configuration and lifecycle failures of the proxy (not client replies). */
+export const RedisProxyErrorCode = {
+  INVALID_KEY_PREFIX: 'REDIS_PROXY_INVALID_KEY_PREFIX',
+  NOT_LISTENING: 'REDIS_PROXY_NOT_LISTENING',
+} as const;
+export type RedisProxyErrorCode = (typeof RedisProxyErrorCode)[keyof typeof RedisProxyErrorCode];
+
+export class RedisProxyError extends Error {
+  override readonly name = 'RedisProxyError';
+  constructor(
+    readonly code: RedisProxyErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

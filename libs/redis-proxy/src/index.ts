@@ -1,0 +1,27 @@
+export { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from './agent-call.js';
+export { AgentPipeline, type AgentPipelineOptions, AgentPipelines } from './agent-pipeline.js';
+export { AgentSubscriptions, type AgentSubscriptionsOptions } from './agent-subscriptions.js';
+export { isMultiKey, type KeySpec, keySpec, someKey } from './command-keys.js';
+export { type CommandRoute, routeCommand, type SplitPart } from './command-routing.js';
+export { RedisProxyError, RedisProxyErrorCode, ReplyText } from './errors.js';
+export {
+  DEFAULT_AGENT_KEY_PREFIXES,
+  isDnsLabel,
+  type KeyRoute,
+  KeyRouter,
+  type LocalName,
+  toClientName,
+  toLocalName,
+  validateKeyPrefixes,
+} from './key-routing.js';
+export { REPORTED_REDIS_VERSION } from './local-commands.js';
+export { DEFAULT_LIMITS, type ProxyLimits } from './proxy-context.js';
+export { createRedisProxy, type RedisProxy, type RedisProxyOptions } from './redis-proxy.js';
+export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
+export {
+  type PubSubKind,
+  type PubSubMessage,
+  RedisSubscriber,
+  type RedisSubscriberOptions,
+} from './redis-subscriber.js';
+export { type PubSubListener, SubscriptionHub, type SubscriptionSource } from './subscription-hub.js';

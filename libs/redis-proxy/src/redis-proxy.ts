@@ -1,0 +1,215 @@
+import net, { type AddressInfo, type Server, type Socket } from 'node:net';
+import tls from 'node:tls';
+import { getOrCreateCounter, getOrCreateGauge, getOrCreateHistogram } from '@pullplane/telemetry';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { AgentOpener } from './agent-call.js';
+import { AgentSubscriptions } from './agent-subscriptions.js';
+import { ClientConnection } from './client-connection.js';
+import { RedisProxyError, RedisProxyErrorCode } from './errors.js';
+import { DEFAULT_AGENT_KEY_PREFIXES, KeyRouter } from './key-routing.js';
+import { SharedPrincipalLinks } from './principal-pool.js';
+import {
+  type ConnectionMetrics,
+  DEFAULT_LIMITS,
+  type ProxyContext,
+  type ProxyLimits,
+} from './proxy-context.js';
+import type { RedisEndpoint } from './redis-socket.js';
+import { RedisSubscriber } from './redis-subscriber.js';
+import { SubscriptionHub } from './subscription-hub.js';
+
+export interface RedisProxyOptions {
+  /** Opens streams to agents (AgentRouter). */
+  router: AgentOpener;
+  logger: Logger;
+  registry: Registry;
+  host: string;
+  port: number;
+  /** TLS for clients; with `ca`, clients must present a certificate that chains to it. */
+  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  /** The principal Redis; its `password` is what the proxy uses there. */
+  principal: RedisEndpoint;
+  /** Required from clients when set (`AUTH <password>` or `HELLO 3 AUTH default <password>`). */
+  password?: string;
+  /** Key prefixes after which `<agent>_` names an agent (default: Argo CD's live-state caches). */
+  agentKeyPrefixes?: readonly string[];
+  /** How long an agent may take to answer one command (default 5 s). */
+  requestTimeoutMs?: number;
+  /** How long SUBSCRIBE waits for an agent's confirmation (default 3 s). */
+  subscribeTimeoutMs?: number;
+  limits?: Partial<ProxyLimits>;
+  /** Connections beyond this are refused with Redis' "max number of clients reached". */
+  maxClients?: number;
+}
+
+export interface RedisProxy {
+  readonly port: number;
+  readonly connections: number;
+  /** Upstream subscriptions this replica holds: principal channels/patterns, agent streams. */
+  readonly subscriptions: { principal: number; agents: number };
+  listen(): Promise<void>;
+  /** Stops accepting; each connection closes once its owed replies are sent, the rest after `graceMs`. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The redis proxy: a Redis-protocol server in front of the principal Redis that serves agent
+ * keys (Argo CD's per-application live state) from each agent's own Redis, through its tunnel.
+ */
+export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
+  const log = opts.logger;
+  const keys = new KeyRouter(opts.agentKeyPrefixes ?? DEFAULT_AGENT_KEY_PREFIXES);
+  const limits: ProxyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const maxClients = opts.maxClients ?? 10_000;
+
+  // Counted in plain numbers on the hot path and handed to Prometheus when it scrapes.
+  const routed = { local: 0, principal: 0, agent: 0, split: 0, refused: 0 };
+  getOrCreateCounter(opts.registry, {
+    name: 'redis_proxy_commands_total',
+    help: 'Commands handled by the redis proxy, by where they were answered.',
+    labelNames: ['route'],
+    collect() {
+      this.reset();
+      for (const [route, n] of Object.entries(routed)) this.inc({ route }, n);
+    },
+  });
+  const agentSeconds = getOrCreateHistogram(opts.registry, {
+    name: 'redis_proxy_agent_command_duration_seconds',
+    help: 'Time for an agent to answer one command through its tunnel.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+  });
+  const protocolErrors = getOrCreateCounter(opts.registry, {
+    name: 'redis_proxy_protocol_errors_total',
+    help: 'Client connections closed for malformed RESP.',
+  });
+  const connectionsGauge = getOrCreateGauge(opts.registry, {
+    name: 'redis_proxy_connections',
+    help: 'Open client connections.',
+  });
+  const counter = (route: keyof typeof routed) => ({
+    inc() {
+      routed[route]++;
+    },
+  });
+  const metrics: ConnectionMetrics = {
+    routed: {
+      local: counter('local'),
+      principal: counter('principal'),
+      agent: counter('agent'),
+      split: counter('split'),
+      refused: counter('refused'),
+    },
+    agentSeconds,
+    protocolErrors,
+  };
+
+  // One subscriber connection to the principal and one stream per agent channel, shared by
+  // every client of this replica.
+  let principalHub: SubscriptionHub;
+  const subscriber = new RedisSubscriber({
+    endpoint: opts.principal,
+    logger: log.child({ component: 'principal-pubsub' }),
+    onMessage: (m) => principalHub.dispatch(m),
+  });
+  principalHub = new SubscriptionHub({
+    start: (kind, name) => subscriber.subscribe(kind, name),
+    stop: (kind, name) => subscriber.unsubscribe(kind, name),
+  });
+  let agentHub: SubscriptionHub;
+  const agentSubs = new AgentSubscriptions({
+    opener: opts.router,
+    keys,
+    logger: log.child({ component: 'agent-pubsub' }),
+    onMessage: (m) => agentHub.dispatch(m),
+    maxMessageBytes: limits.maxBulkLength,
+  });
+  agentHub = new SubscriptionHub(agentSubs);
+
+  let nextId = 0;
+  const ctx: ProxyContext = {
+    keys,
+    opener: opts.router,
+    hubs: { principal: principalHub, agents: agentHub, keys, opener: opts.router },
+    principal: opts.principal,
+    password: opts.password === '' ? undefined : opts.password,
+    limits,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 5_000,
+    subscribeTimeoutMs: opts.subscribeTimeoutMs ?? 3_000,
+    logger: log,
+    metrics,
+    nextClientId: () => ++nextId,
+  };
+
+  const shared = new SharedPrincipalLinks({
+    endpoint: opts.principal,
+    logger: log,
+    maxBulkLength: limits.maxBulkLength * 2,
+  });
+  const clients = new Set<ClientConnection>();
+  const accept = (socket: Socket) => {
+    if (clients.size >= maxClients) {
+      socket.end('-ERR max number of clients reached\r\n');
+      return;
+    }
+    const c = new ClientConnection(socket, ctx, shared, (closed) => {
+      clients.delete(closed);
+      connectionsGauge.dec();
+    });
+    clients.add(c);
+    connectionsGauge.inc();
+  };
+
+  let server: Server;
+  if (opts.tls) {
+    server = tls.createServer(
+      {
+        cert: opts.tls.cert,
+        key: opts.tls.key,
+        ...(opts.tls.ca ? { ca: opts.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+      },
+      accept,
+    );
+    server.on('tlsClientError', (err) => log.info({ err: err.message }, 'redis proxy TLS handshake failed'));
+  } else {
+    server = net.createServer(accept);
+  }
+  let port = 0;
+
+  return {
+    get port() {
+      if (!port) throw new RedisProxyError(RedisProxyErrorCode.NOT_LISTENING, 'redis proxy is not listening');
+      return port;
+    },
+    get connections() {
+      return clients.size;
+    },
+    get subscriptions() {
+      return { principal: principalHub.size, agents: agentSubs.size };
+    },
+    listen() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port, opts.host, () => {
+          server.off('error', reject);
+          port = (server.address() as AddressInfo).port;
+          log.info({ host: opts.host, port, tls: opts.tls !== undefined }, 'redis proxy listening');
+          resolve();
+        });
+      });
+    },
+    async close(graceMs = 0) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (graceMs > 0 && clients.size > 0) {
+        const deadline = Date.now() + graceMs;
+        for (const c of clients) c.drain();
+        while (clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      }
+      for (const c of clients) c.destroy();
+      agentSubs.closeAll();
+      subscriber.close();
+      shared.close();
+      await closed;
+    },
+  };
+}

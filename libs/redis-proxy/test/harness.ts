@@ -1,0 +1,228 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { credentials } from '@grpc/grpc-js';
+import { Agent, RedisExecutor } from '@pullplane/agent-core';
+import { parseAuthMethod } from '@pullplane/auth';
+import { createMemoryBus } from '@pullplane/bus';
+import { agentAuthenticator, Gateway } from '@pullplane/gateway';
+import { AgentRouter } from '@pullplane/router';
+import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { createRedisProxy, type RedisProxy, type RedisProxyOptions } from '../src/index.js';
+
+export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
+const run = promisify(execFile);
+
+export interface AgentUnderTest {
+  name: string;
+  redis: RedisServerHandle;
+  agent: Agent;
+  executor: RedisExecutor;
+  /** A direct client of the agent's own Redis (what Argo CD on that cluster would use). */
+  direct: Redis;
+  /** Drops the tunnel and dials again (a restart). */
+  reconnect(): Promise<void>;
+}
+
+export interface Stack {
+  principal: RedisServerHandle;
+  principalClient: Redis;
+  gateway: Gateway;
+  router: AgentRouter;
+  proxy: RedisProxy;
+  agents: Map<string, AgentUnderTest>;
+  /** Streams open on an agent's tunnel right now (gateway side). */
+  activeStreams(agent: string): number;
+  /** An ioredis client of the proxy (RESP2: ioredis 5 does not speak RESP3). */
+  client(opts?: { password?: string }): Redis;
+  /** redis-cli against the proxy; returns stdout. */
+  cli(args: string[], opts?: { resp3?: boolean; password?: string; input?: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The redis proxy in front of a real principal redis-server, a gateway holding the agents'
+ * tunnels (single-process routing), and agents each with their own real redis-server.
+ */
+export async function startStack(
+  options: { agents?: string[]; password?: string; proxy?: Partial<RedisProxyOptions> } = {},
+): Promise<Stack> {
+  const names = options.agents ?? ['agent-a', 'agent-b'];
+  const principal = await startRedisServer(options.password ? { password: options.password } : {});
+  const pki = await createTestPki();
+  const server = await pki.serverCert();
+  const bus = createMemoryBus();
+  const gateway = new Gateway({
+    bus,
+    logger,
+    registry: new Registry(),
+    agentListener: {
+      host: '127.0.0.1',
+      port: 0,
+      tls: { cert: server.certPem, key: server.keyPem, ca: pki.ca.certPem, requireClientCert: true },
+    },
+    advertiseHost: '127.0.0.1',
+    authenticateAgent: agentAuthenticator(parseAuthMethod('mtls')),
+    authenticateInternal: () => ({ ok: false, code: 'NO_INTERNAL', reason: 'in-process only' }),
+    maxChunkSize: 64 * 1024,
+    initialWindow: 256 * 1024,
+    drainTimeoutMs: 1_000,
+    presenceRefreshMs: 30_000,
+  });
+  await gateway.start();
+  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure(), local: gateway });
+  await router.start();
+
+  const agents = new Map<string, AgentUnderTest>();
+  for (const name of names) {
+    const redis = await startRedisServer();
+    const cert = await pki.clientCert(name);
+    const executor = new RedisExecutor({
+      agentName: name,
+      endpoint: { host: redis.host, port: redis.port },
+      logger,
+    });
+    const agent = new Agent({
+      agentName: name,
+      agentVersion: 'test',
+      target: `127.0.0.1:${gateway.agentPort}`,
+      serverNameOverride: 'localhost',
+      credentials: credentials.createSsl(
+        Buffer.from(pki.ca.certPem),
+        Buffer.from(cert.keyPem),
+        Buffer.from(cert.certPem),
+      ),
+      heartbeatIntervalMs: 5_000,
+      keepAlivePingIntervalMs: 0,
+      enableResourceProxy: false,
+      logger,
+      handlers: { redis: (s) => executor.handle(s) },
+    });
+    agent.start();
+    const direct = new Redis({ host: redis.host, port: redis.port, lazyConnect: true });
+    agents.set(name, {
+      name,
+      redis,
+      agent,
+      executor,
+      direct,
+      async reconnect() {
+        await agent.stop();
+        agent.start();
+        await waitFor(() => agent.ready && router.lookup(name) !== undefined, 10_000);
+      },
+    });
+  }
+
+  const proxy = createRedisProxy({
+    router,
+    logger,
+    registry: new Registry(),
+    host: '127.0.0.1',
+    port: 0,
+    principal: {
+      host: principal.host,
+      port: principal.port,
+      ...(options.password ? { password: options.password } : {}),
+    },
+    ...(options.password ? { password: options.password } : {}),
+    ...options.proxy,
+  });
+  await proxy.listen();
+  await waitFor(() => names.every((n) => router.lookup(n) !== undefined), 10_000);
+
+  const clients: Redis[] = [];
+  const principalClient = new Redis({
+    host: principal.host,
+    port: principal.port,
+    ...(options.password ? { password: options.password } : {}),
+  });
+  clients.push(principalClient);
+  return {
+    principal,
+    principalClient,
+    gateway,
+    router,
+    proxy,
+    agents,
+    activeStreams: (agent) => gateway.session(agent)?.mux.activeStreams ?? 0,
+    client(opts = {}) {
+      const password = opts.password ?? options.password;
+      const c = new Redis({
+        host: '127.0.0.1',
+        port: proxy.port,
+        ...(password ? { password } : {}),
+        maxRetriesPerRequest: 0,
+      });
+      c.on('error', () => undefined);
+      clients.push(c);
+      return c;
+    },
+    async cli(args, opts = {}) {
+      const password = opts.password ?? options.password;
+      const base = ['-h', '127.0.0.1', '-p', String(proxy.port), ...(opts.resp3 ? ['-3'] : [])];
+      const env = { ...process.env, ...(password ? { REDISCLI_AUTH: password } : {}) };
+      if (opts.input !== undefined) {
+        return new Promise((resolve, reject) => {
+          const child = execFile('redis-cli', [...base, ...args], { env }, (err, stdout) =>
+            err ? reject(err) : resolve(stdout),
+          );
+          child.stdin!.end(opts.input);
+        });
+      }
+      return (await run('redis-cli', [...base, ...args], { env })).stdout;
+    },
+    async close() {
+      for (const c of clients) c.disconnect();
+      for (const a of agents.values()) a.direct.disconnect();
+      await proxy.close();
+      for (const a of agents.values()) {
+        await a.agent.stop();
+        await a.executor.stop();
+      }
+      router.stop();
+      await gateway.stop();
+      await Promise.all([principal.stop(), ...[...agents.values()].map((a) => a.redis.stop())]);
+    },
+  };
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Writes raw bytes to the proxy and collects everything it answers until it closes or goes quiet. */
+export async function rawExchange(
+  port: number,
+  input: Buffer | string,
+  quietMs = 300,
+): Promise<{ output: string; closed: boolean }> {
+  const { connect } = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(input));
+    let output = '';
+    let timer: NodeJS.Timeout;
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ output, closed });
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => done(false), quietMs);
+    };
+    socket.on('data', (d: Buffer) => {
+      output += d.toString('latin1');
+      arm();
+    });
+    socket.on('close', () => done(true));
+    socket.on('error', () => undefined);
+    arm();
+  });
+}

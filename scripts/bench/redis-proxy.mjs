@@ -1,0 +1,272 @@
+// npm run bench:redis-proxy — redis-benchmark GET/SET throughput directly against redis-server,
+// through the redis proxy (principal keys) and through twemproxy (nutcracker) as a peer proxy;
+// then agent-key GET latency through proxy + gateway + agent versus the agent's Redis directly.
+// Not a test: it prints figures.
+//
+// Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
+// redis-proxy apps (spawned from dist/), nutcracker, redis-benchmark.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const quick = process.env.BENCH_QUICK === '1';
+const N = Number(process.env.BENCH_REQUESTS ?? (quick ? 20_000 : 200_000));
+const N_PIPELINED = N * 4;
+const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 10_000));
+
+// ---- processes -------------------------------------------------------------------------
+const children = new Set();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+function spawnReady(command, args, readyText) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      if (readyText === undefined || out.includes(readyText)) resolve(child);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${command} exited (${code}):\n${out}`)));
+    if (readyText === undefined) setTimeout(() => resolve(child), 300);
+  });
+}
+const spawnApp = (app, args, readyText) =>
+  spawnReady(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], readyText);
+
+// ---- fixtures --------------------------------------------------------------------------
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-redis-proxy-'));
+const file = (name, body) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, body);
+  return p;
+};
+const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
+const server = await issueCertificate(ca, {
+  commonName: 'gw',
+  dnsNames: ['localhost'],
+  ipAddresses: ['127.0.0.1'],
+  usage: 'both',
+});
+const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client' });
+const proxyCert = await issueCertificate(ca, { commonName: 'redis-proxy', usage: 'client' });
+const caFile = file('ca.crt', ca.certPem);
+
+const principal = await startRedisServer();
+const agentRedis = await startRedisServer();
+const nats = await startNatsServer();
+const gwPort = await freePort();
+const gwInternal = await freePort();
+await spawnApp(
+  'stream-gateway',
+  [
+    '--listen-host=127.0.0.1',
+    `--listen-port=${gwPort}`,
+    `--internal-listen-port=${gwInternal}`,
+    '--advertise-address=127.0.0.1',
+    `--nats-url=${nats.url}`,
+    `--tls-cert=${file('tls.crt', server.certPem)}`,
+    `--tls-key=${file('tls.key', server.keyPem)}`,
+    `--root-ca-path=${caFile}`,
+    '--internal-allowed-clients=redis-proxy',
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  'stream gateway started',
+);
+await spawnApp(
+  'agent',
+  [
+    '--server-address=127.0.0.1',
+    `--server-port=${gwPort}`,
+    '--creds=mtls:',
+    `--tls-client-cert=${file('agent.crt', agentCert.certPem)}`,
+    `--tls-client-key=${file('agent.key', agentCert.keyPem)}`,
+    `--root-ca-path=${caFile}`,
+    '--enable-resource-proxy=false',
+    `--redis-addr=127.0.0.1:${agentRedis.port}`,
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  'tunnel established',
+);
+const proxyPort = await freePort();
+await spawnApp(
+  'redis-proxy',
+  [
+    '--listen-host=127.0.0.1',
+    `--listen-port=${proxyPort}`,
+    `--redis-server-address=127.0.0.1:${principal.port}`,
+    `--nats-url=${nats.url}`,
+    `--gateway-cert-path=${file('proxy.crt', proxyCert.certPem)}`,
+    `--gateway-key-path=${file('proxy.key', proxyCert.keyPem)}`,
+    `--gateway-ca-path=${caFile}`,
+    '--gateway-server-name=localhost',
+    '--log-level=warn',
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  undefined,
+);
+
+let twemPort;
+try {
+  const nutcracker = findBinary('nutcracker', 'apt-get install nutcracker');
+  twemPort = await freePort();
+  const conf = file(
+    'nutcracker.yml',
+    [
+      'bench:',
+      `  listen: 127.0.0.1:${twemPort}`,
+      '  hash: fnv1a_64',
+      '  distribution: ketama',
+      '  redis: true',
+      '  auto_eject_hosts: false',
+      '  servers:',
+      `    - 127.0.0.1:${principal.port}:1`,
+      '',
+    ].join('\n'),
+  );
+  await spawnReady(nutcracker, [
+    '-c',
+    conf,
+    '-s',
+    String(await freePort()),
+    '-o',
+    path.join(dir, 'nutcracker.log'),
+  ]);
+} catch (err) {
+  console.error(`twemproxy skipped: ${err.message}`);
+  twemPort = undefined;
+}
+
+// ---- redis-benchmark ---------------------------------------------------------------------
+async function benchmark(port, extra) {
+  const { stdout } = await run(
+    'redis-benchmark',
+    ['-h', '127.0.0.1', '-p', String(port), '--csv', ...extra],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+  const rows = {};
+  for (const line of stdout.trim().split('\n').slice(1)) {
+    const cells = line.split(',').map((c) => c.replace(/"/g, ''));
+    rows[cells[0]] = { rps: Number(cells[1]), p50: Number(cells[4]), p99: Number(cells[6]) };
+  }
+  return rows;
+}
+async function throughput(port) {
+  // Warm up first (JIT, connection pools): every target gets the same treatment.
+  await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(Math.min(N, 50_000)), '-r', '100000']);
+  const plain = await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N), '-r', '100000']);
+  const piped = await benchmark(port, [
+    '-t',
+    'get,set',
+    '-c',
+    '50',
+    '-n',
+    String(N_PIPELINED),
+    '-r',
+    '100000',
+    '-P',
+    '16',
+  ]);
+  return { get: plain.GET.rps, set: plain.SET.rps, getP: piped.GET.rps, setP: piped.SET.rps };
+}
+
+// Wait until the proxy can reach the agent (presence over NATS).
+const agentKey = 'app|managed-resources|bench-agent_guestbook|1.8.3.gz';
+const value = Buffer.alloc(4096, 120).toString();
+for (let i = 0; ; i++) {
+  const { stdout } = await run('redis-cli', ['-p', String(proxyPort), 'SET', agentKey, value]).catch(
+    (e) => e,
+  );
+  if (String(stdout).trim() === 'OK') break;
+  if (i > 200) throw new Error(`proxy never reached the agent: ${stdout}`);
+  await new Promise((r) => setTimeout(r, 50));
+}
+
+const results = [
+  ['redis-server (direct)', await throughput(principal.port)],
+  ['redis proxy (principal keys)', await throughput(proxyPort)],
+  ...(twemPort ? [['twemproxy (nutcracker)', await throughput(twemPort)]] : []),
+];
+
+const latency = async (port, key) => {
+  const r = await benchmark(port, ['-c', '1', '-n', String(N_LATENCY), '--precision', '3', 'GET', key]);
+  return Object.values(r)[0];
+};
+await latency(proxyPort, agentKey);
+const direct = await latency(agentRedis.port, 'app|managed-resources|guestbook|1.8.3.gz');
+const proxied = await latency(proxyPort, agentKey);
+const proxied8 = Object.values(
+  await benchmark(proxyPort, ['-c', '8', '-n', String(N_LATENCY), '--precision', '3', 'GET', agentKey]),
+)[0];
+const direct8 = Object.values(
+  await benchmark(agentRedis.port, [
+    '-c',
+    '8',
+    '-n',
+    String(N_LATENCY),
+    '--precision',
+    '3',
+    'GET',
+    'app|managed-resources|guestbook|1.8.3.gz',
+  ]),
+)[0];
+
+// ---- report ------------------------------------------------------------------------------
+const k = (x) => `${Math.round(x / 1000)}k`;
+const lines = [];
+lines.push(
+  `redis-benchmark -c 50, ${N} requests (${N_PIPELINED} with -P 16), random keys, 3-byte values; ops/s`,
+);
+lines.push('');
+lines.push('| target | GET | SET | GET -P 16 | SET -P 16 |');
+lines.push('| --- | ---: | ---: | ---: | ---: |');
+for (const [name, r] of results)
+  lines.push(`| ${name} | ${k(r.get)} | ${k(r.set)} | ${k(r.getP)} | ${k(r.setP)} |`);
+const twem = results.find(([n]) => n.startsWith('twemproxy'))?.[1];
+if (twem) {
+  const p = results[1][1];
+  const pct = (a, b) => `${Math.round((a / b) * 100)}%`;
+  lines.push(
+    `| proxy / twemproxy | ${pct(p.get, twem.get)} | ${pct(p.set, twem.set)} | ${pct(p.getP, twem.getP)} | ${pct(p.setP, twem.setP)} |`,
+  );
+}
+lines.push('');
+lines.push(`Agent-key GET, 4 KiB value, ${N_LATENCY} requests; ms`);
+lines.push('');
+lines.push('| path | clients | p50 | p99 | ops/s |');
+lines.push('| --- | ---: | ---: | ---: | ---: |');
+const f = (x) => x.toFixed(3);
+lines.push(
+  `| agent's Redis directly | 1 | ${f(direct.p50)} | ${f(direct.p99)} | ${Math.round(direct.rps)} |`,
+);
+lines.push(
+  `| proxy → gateway → agent → agent's Redis | 1 | ${f(proxied.p50)} | ${f(proxied.p99)} | ${Math.round(proxied.rps)} |`,
+);
+lines.push(
+  `| added by the proxy path | 1 | ${f(proxied.p50 - direct.p50)} | ${f(proxied.p99 - direct.p99)} | |`,
+);
+lines.push(
+  `| agent's Redis directly | 8 | ${f(direct8.p50)} | ${f(direct8.p99)} | ${Math.round(direct8.rps)} |`,
+);
+lines.push(
+  `| proxy → gateway → agent → agent's Redis | 8 | ${f(proxied8.p50)} | ${f(proxied8.p99)} | ${Math.round(proxied8.rps)} |`,
+);
+console.log(lines.join('\n'));
+
+for (const c of children) c.kill('SIGTERM');
+await Promise.all([principal.stop(), agentRedis.stop(), nats.stop()]);
+process.exit(0);
