@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { credentials } from '@grpc/grpc-js';
 import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createRedisProxy, type RedisProxy, validateKeyPrefixes } from '@pullplane/redis-proxy';
-import { AgentRouter } from '@pullplane/router';
+import { type AgentRouter, startRouterFromFlags } from '@pullplane/router';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -68,21 +67,7 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
     async start() {
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: 'redis-proxy', logger });
-      const gatewayCreds = c.gatewayPlaintext
-        ? credentials.createInsecure()
-        : credentials.createSsl(
-            c.gatewayCaPath ? readFileSync(c.gatewayCaPath) : null,
-            readFileSync(c.gatewayKeyPath!),
-            readFileSync(c.gatewayCertPath!),
-          );
-      router = new AgentRouter({
-        ...(c.gatewayServerName ? { serverNameOverride: c.gatewayServerName } : {}),
-        bus,
-        logger: logger.child({ component: 'router' }),
-        credentials: gatewayCreds,
-        routeTimeoutMs: c.requestTimeout,
-      });
-      await router.start();
+      router = await startRouterFromFlags(c, { bus, logger });
       const redisTls = c.redisTls
         ? {
             tls: {

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { credentials } from '@grpc/grpc-js';
 import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
-import { AgentRouter } from '@pullplane/router';
+import { type AgentRouter, startRouterFromFlags } from '@pullplane/router';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -98,21 +97,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
     async start() {
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: 'resource-proxy', logger });
-      const gatewayCreds = c.gatewayPlaintext
-        ? credentials.createInsecure()
-        : credentials.createSsl(
-            c.gatewayCaPath ? readFileSync(c.gatewayCaPath) : null,
-            readFileSync(c.gatewayKeyPath!),
-            readFileSync(c.gatewayCertPath!),
-          );
-      router = new AgentRouter({
-        ...(c.gatewayServerName ? { serverNameOverride: c.gatewayServerName } : {}),
-        bus,
-        logger: logger.child({ component: 'router' }),
-        credentials: gatewayCreds,
-        routeTimeoutMs: c.requestTimeout,
-      });
-      await router.start();
+      router = await startRouterFromFlags(c, { bus, logger });
       const method = parseAuthMethod(c.auth);
       const auth: CallerAuthOptions = {
         ...(c.tokenKeyPath

@@ -6,3 +6,4 @@ export {
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';
 export { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
+export { type GatewayClientFlags, gatewayCredentials, startRouterFromFlags } from './router-from-flags.js';

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
+import type { Bus } from '@pullplane/bus';
+import type { Logger } from 'pino';
+import { AgentRouter } from './agent-router.js';
+
+/** The gateway-client flags both proxies carry (each under its own env and params names). */
+export interface GatewayClientFlags {
+  gatewayPlaintext: boolean;
+  gatewayCertPath?: string | undefined;
+  gatewayKeyPath?: string | undefined;
+  gatewayCaPath?: string | undefined;
+  gatewayServerName?: string | undefined;
+}
+
+/** mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. */
+export function gatewayCredentials(f: GatewayClientFlags): ChannelCredentials {
+  if (f.gatewayPlaintext) return credentials.createInsecure();
+  if (!f.gatewayCertPath || !f.gatewayKeyPath) {
+    throw new Error(
+      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext)',
+    );
+  }
+  return credentials.createSsl(
+    f.gatewayCaPath ? readFileSync(f.gatewayCaPath) : null,
+    readFileSync(f.gatewayKeyPath),
+    readFileSync(f.gatewayCertPath),
+  );
+}
+
+/** A started router for a proxy replica, configured from its gateway-client flags. */
+export async function startRouterFromFlags(
+  f: GatewayClientFlags & { requestTimeout: number },
+  deps: { bus: Bus; logger: Logger },
+): Promise<AgentRouter> {
+  const router = new AgentRouter({
+    bus: deps.bus,
+    logger: deps.logger.child({ component: 'router' }),
+    credentials: gatewayCredentials(f),
+    routeTimeoutMs: f.requestTimeout,
+    ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),
+  });
+  await router.start();
+  return router;
+}
