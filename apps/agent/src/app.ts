@@ -139,6 +139,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     enableResourceProxy: c.enableResourceProxy,
     resourceProxyFilter: c.resourceProxyFilter,
     argocdNamespace: c.namespace,
+    allowImpersonation: c.resourceProxyAllowImpersonation,
     logger,
     handlers: { redis: (s) => redis.handle(s) },
   });

@@ -116,6 +116,14 @@ export const agentOptions = defineOptions([
       "managed: only resources Argo CD manages (tracking annotation/label, or an owner that has it) are visible and writable; none: everything the agent's RBAC allows (a risk: only for trusted setups).",
   },
   {
+    flag: 'resource-proxy-allow-impersonation',
+    type: 'boolean',
+    env: 'ARGOCD_AGENT_RESOURCE_PROXY_ALLOW_IMPERSONATION',
+    paramsKey: 'agent.resource-proxy.allow-impersonation',
+    description:
+      "Forward Impersonate-* headers that the resource proxy let through (its --impersonation-allowed-callers); the agent's service account must be allowed to impersonate.",
+  },
+  {
     flag: 'namespace',
     type: 'string',
     default: 'argocd',

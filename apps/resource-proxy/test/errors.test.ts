@@ -192,3 +192,31 @@ describe('an agent with --resource-proxy-filter=none', () => {
     expect(JSON.parse(r.body)).toMatchObject({ metadata: { name: 'unmanaged-config' } });
   });
 });
+
+describe('impersonation, when enabled for a caller', () => {
+  let imp: Harness;
+  beforeAll(async () => {
+    imp = await startHarness({ impersonators: ['argocd-server'] });
+  }, 60_000);
+  afterAll(async () => {
+    await imp?.close();
+    if (imp) rmSync(imp.dir, { recursive: true, force: true });
+  });
+
+  it('passes Impersonate-* through for an allowed caller only', async () => {
+    const allowed = await imp.tokens.issue('argocd-server', { agents: ['agent-a'] });
+    const other = await imp.tokens.issue('someone-else', { agents: ['agent-a'] });
+    const headers = { 'impersonate-user': 'alice' };
+    for (const [token, expected] of [
+      [allowed, 'alice'],
+      [other, undefined],
+    ] as const) {
+      imp.cluster.clearRequests();
+      const r = await imp.call('GET', '/clusters/agent-a/api/v1/namespaces/demo/pods', { token, headers });
+      expect(r.status).toBe(200);
+      expect(imp.cluster.requests.find((q) => q.path.endsWith('/pods'))?.headers['impersonate-user']).toBe(
+        expected,
+      );
+    }
+  });
+});

@@ -58,7 +58,12 @@ export interface Harness {
  * resource proxy app reaching that gateway over the network like a separate replica would.
  */
 export async function startHarness(
-  agentOptions: { enableResourceProxy?: boolean; resourceProxyFilter?: 'managed' | 'none' } = {},
+  agentOptions: {
+    enableResourceProxy?: boolean;
+    resourceProxyFilter?: 'managed' | 'none';
+    /** Callers allowed to impersonate (proxy); the agent then forwards the headers too. */
+    impersonators?: string[];
+  } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'resource-proxy-'));
   const pki = await createTestPki();
@@ -117,6 +122,7 @@ export async function startHarness(
     kubeConfig: kc,
     enableResourceProxy: agentOptions.enableResourceProxy ?? true,
     ...(agentOptions.resourceProxyFilter ? { resourceProxyFilter: agentOptions.resourceProxyFilter } : {}),
+    allowImpersonation: Boolean(agentOptions.impersonators),
     logger,
   });
   agent.start();
@@ -138,6 +144,9 @@ export async function startHarness(
       `--gateway-ca-path=${caFile}`,
       '--request-timeout=2s',
       '--max-request-body=65536',
+      ...(agentOptions.impersonators
+        ? [`--impersonation-allowed-callers=${agentOptions.impersonators.join(',')}`]
+        : []),
     ],
     env: {},
     validate: validateResourceProxyConfig,

@@ -13,6 +13,8 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   resourceProxyFilter?: 'managed' | 'none';
   /** Namespace of Argo CD's own configuration (argocd-cm). */
   argocdNamespace?: string;
+  /** Forward Impersonate-* headers the resource proxy let through. */
+  allowImpersonation?: boolean;
   /** Extra stream handlers by request kind (the redis handler plugs in here). */
   handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>>;
 }
@@ -30,6 +32,7 @@ export class Agent {
             logger: opts.logger.child({ component: 'kube' }),
             filter: opts.resourceProxyFilter ?? 'managed',
             argocdNamespace: opts.argocdNamespace ?? 'argocd',
+            allowImpersonation: opts.allowImpersonation ?? false,
           })
         : undefined;
     const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];

@@ -55,6 +55,11 @@ export interface KubeForwarderOptions {
   filter?: 'managed' | 'none';
   /** Where `argocd-cm` lives (tracking method). */
   argocdNamespace?: string;
+  /**
+   * Pass Impersonate-* headers on (the resource proxy forwards them only for callers it
+   * allows). Off by default: the agent's service account must also be allowed to impersonate.
+   */
+  allowImpersonation?: boolean;
   maxSockets?: number;
 }
 
@@ -173,7 +178,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const reqHeaders: Record<string, string | string[]> = {};
     for (const h of headers) {
       const name = h.name.toLowerCase();
-      if (STRIPPED_REQUEST.has(name) || name.startsWith('impersonate-')) continue;
+      if (STRIPPED_REQUEST.has(name) || (name.startsWith('impersonate-') && !opts.allowImpersonation))
+        continue;
       const prev = reqHeaders[name];
       reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
