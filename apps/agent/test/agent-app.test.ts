@@ -170,3 +170,27 @@ describe('agent app', () => {
     );
   });
 });
+
+describe('agent shutdown', () => {
+  it('stops promptly whatever state the tunnel is in (connecting, established, backing off)', async () => {
+    for (const delayMs of [0, 2, 5, 20, 80, 300]) {
+      const { config } = load([
+        '--server-address=127.0.0.1',
+        `--server-port=${gateway.agentPort}`,
+        '--creds=mtls:',
+        `--tls-client-cert=${files.cert}`,
+        `--tls-client-key=${files.key}`,
+        `--root-ca-path=${files.ca}`,
+        '--enable-resource-proxy=false',
+        '--metrics-port=0',
+        '--healthz-port=0',
+      ]);
+      const app = createAgentApp(config, { logger, registry: createMetricsRegistry() });
+      await app.start();
+      await new Promise((r) => setTimeout(r, delayMs));
+      const started = Date.now();
+      await app.stop();
+      expect(Date.now() - started, `stop after ${delayMs} ms`).toBeLessThan(3_000);
+    }
+  }, 30_000);
+});

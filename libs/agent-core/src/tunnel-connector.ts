@@ -66,6 +66,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
   private readonly draining = new Set<{ call: ClientDuplexStream<Frame, Frame>; client: Client }>();
   private welcome: Welcome | undefined;
   private wake: (() => void) | undefined;
+  private attempt: { call: ClientDuplexStream<Frame, Frame>; client: Client } | undefined;
 
   constructor(private readonly opts: TunnelConnectorOptions) {
     super();
@@ -95,12 +96,18 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
     const cur = this.current;
     if (cur) {
       cur.mux.close(new TunnelError(TunnelErrorCode.UNAVAILABLE, 'agent shutting down'));
-      cur.call.end();
+      // Cancel rather than half-close: the session loop must end even if the gateway never
+      // answers (it sees the cancellation and drops the session at once).
+      cur.call.cancel();
       cur.client.close();
     }
     for (const d of this.draining) {
       d.call.cancel();
       d.client.close();
+    }
+    if (this.attempt && this.attempt.call !== cur?.call) {
+      this.attempt.call.cancel();
+      this.attempt.client.close();
     }
     await this.loop;
   }
@@ -154,12 +161,18 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       'grpc.use_local_subchannel_pool': 1,
     });
     const md = (await o.metadata?.()) ?? new Metadata();
+    if (this.stopped) {
+      client.close();
+      return { connected: false, goaway: false, reason: 'stopping' };
+    }
     const call = client.makeBidiStreamRequest<Frame, Frame>(
       AGENT_TUNNEL_CONNECT_PATH,
       encodeFrame,
       decodeFrame,
       md,
     );
+    // stop() must be able to end a tunnel that is still being set up, not just the current one.
+    this.attempt = { call, client };
     call.on('error', () => undefined);
     return new Promise<SessionEnd>((resolve) => {
       let connected = false;
@@ -196,6 +209,11 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           if (f.kind.case !== 'welcome') {
             call.cancel();
             teardown(`gateway opened with ${f.kind.case ?? 'an empty'} frame instead of Welcome`);
+            return;
+          }
+          if (this.stopped) {
+            call.cancel();
+            teardown('stopping');
             return;
           }
           connected = true;
