@@ -1,11 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createRedisProxy, type RedisProxy, validateKeyPrefixes } from '@pullplane/redis-proxy';
-import { type AgentRouter, startRouterFromFlags } from '@pullplane/router';
-import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import type { redisProxyOptions } from './options.js';
 
 export type RedisProxyConfig = InferConfig<typeof redisProxyOptions>;
@@ -26,48 +22,17 @@ export function validateRedisProxyConfig(c: RedisProxyConfig): string[] {
   return problems;
 }
 
-export interface RedisProxyAppDeps {
-  logger: Logger;
-  registry: Registry;
-  /** Overrides the NATS connection (tests, single-process mode). */
-  bus?: Bus;
-}
+export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
 
-export interface RedisProxyApp {
-  readonly ops: OpsServer;
-  readonly proxy: RedisProxy | undefined;
-  readonly router: AgentRouter | undefined;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type RedisProxyApp = ProxyReplica<RedisProxy>;
 
 /** Builds the redis proxy service, unstarted. */
 export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps): RedisProxyApp {
   const { logger, registry } = deps;
-  const ops = createOpsServer({
-    host: '0.0.0.0',
-    healthzPort: c.healthzPort,
-    metricsPort: c.metricsPort,
-    registry,
-    logger,
-  });
-  let bus = deps.bus;
-  let router: AgentRouter | undefined;
-  let proxy: RedisProxy | undefined;
-  ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
-  ops.addReadinessCheck('listener', () => (proxy ? true : 'not listening yet'));
-  return {
-    ops,
-    get proxy() {
-      return proxy;
-    },
-    get router() {
-      return router;
-    },
-    async start() {
-      await ops.listen();
-      bus ??= await connectBusFromFlags(c, { name: 'redis-proxy', logger });
-      router = await startRouterFromFlags(c, { bus, logger });
+  return createProxyReplica(
+    c,
+    { ...deps, name: 'redis-proxy' },
+    async (router) => {
       const redisTls = c.redisTls
         ? {
             tls: {
@@ -76,7 +41,7 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
             },
           }
         : {};
-      proxy = createRedisProxy({
+      const proxy = createRedisProxy({
         router,
         logger,
         registry,
@@ -103,23 +68,12 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         limits: { maxBulkLength: c.maxBulkLength },
         maxClients: c.maxClients,
       });
-      await proxy.listen();
-      logger.info(
-        {
-          port: proxy.port,
-          principal: `${c.redisServerAddress.host}:${c.redisServerAddress.port}`,
-          prefixes: c.agentKeyPrefixes,
-          auth: c.redisPassword ? 'password' : 'none',
-        },
-        'redis proxy started',
-      );
+      return proxy;
     },
-    async stop() {
-      ops.markShuttingDown();
-      await proxy?.close(c.drainTimeout);
-      router?.stop();
-      if (!deps.bus) await bus?.close();
-      await ops.close();
-    },
-  };
+    () => ({
+      principal: `${c.redisServerAddress.host}:${c.redisServerAddress.port}`,
+      prefixes: c.agentKeyPrefixes,
+      auth: c.redisPassword ? 'password' : 'none',
+    }),
+  );
 }

@@ -1,12 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
-import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
-import { type AgentRouter, startRouterFromFlags } from '@pullplane/router';
-import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import type { resourceProxyOptions } from './options.js';
 
 export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
@@ -56,48 +52,17 @@ export function validateResourceProxyConfig(c: ResourceProxyConfig): string[] {
   return problems;
 }
 
-export interface ResourceProxyAppDeps {
-  logger: Logger;
-  registry: Registry;
-  /** Overrides the NATS connection (tests, single-process mode). */
-  bus?: Bus;
-}
+export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
 
-export interface ResourceProxyApp {
-  readonly ops: OpsServer;
-  readonly proxy: ResourceProxy | undefined;
-  readonly router: AgentRouter | undefined;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type ResourceProxyApp = ProxyReplica<ResourceProxy>;
 
 /** Builds the resource proxy service, unstarted. */
 export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourceProxyAppDeps): ResourceProxyApp {
   const { logger, registry } = deps;
-  const ops = createOpsServer({
-    host: '0.0.0.0',
-    healthzPort: c.healthzPort,
-    metricsPort: c.metricsPort,
-    registry,
-    logger,
-  });
-  let bus = deps.bus;
-  let router: AgentRouter | undefined;
-  let proxy: ResourceProxy | undefined;
-  ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
-  ops.addReadinessCheck('listener', () => (proxy ? true : 'not listening yet'));
-  return {
-    ops,
-    get proxy() {
-      return proxy;
-    },
-    get router() {
-      return router;
-    },
-    async start() {
-      await ops.listen();
-      bus ??= await connectBusFromFlags(c, { name: 'resource-proxy', logger });
-      router = await startRouterFromFlags(c, { bus, logger });
+  return createProxyReplica(
+    c,
+    { ...deps, name: 'resource-proxy' },
+    async (router) => {
       const method = parseAuthMethod(c.auth);
       const auth: CallerAuthOptions = {
         ...(c.tokenKeyPath
@@ -107,7 +72,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
           ? { meshIdentity: { method: method as HeaderAuthMethod, allowed: c.allowedCallers } }
           : {}),
       };
-      proxy = createResourceProxy({
+      const proxy = createResourceProxy({
         router,
         logger,
         registry,
@@ -127,15 +92,8 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
       });
-      await proxy.listen();
-      logger.info({ port: proxy.port, auth: c.auth }, 'resource proxy started');
+      return proxy;
     },
-    async stop() {
-      ops.markShuttingDown();
-      await proxy?.close(c.drainTimeout);
-      router?.stop();
-      if (!deps.bus) await bus?.close();
-      await ops.close();
-    },
-  };
+    () => ({ auth: c.auth }),
+  );
 }

@@ -1,0 +1,90 @@
+import { type Bus, connectBusFromFlags } from '@pullplane/bus';
+import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { AgentRouter } from './agent-router.js';
+import { type GatewayClientFlags, startRouterFromFlags } from './router-from-flags.js';
+
+/** A front-end server (resource proxy, redis proxy) that a replica runs. */
+export interface ListeningProxy {
+  readonly port: number;
+  listen(): Promise<void>;
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface ProxyReplicaFlags extends GatewayClientFlags {
+  natsUrl: string;
+  presenceReplicas: number;
+  requestTimeout: number;
+  drainTimeout: number;
+  healthzPort: number;
+  metricsPort: number;
+}
+
+export interface ProxyReplicaDeps {
+  /** Service name (NATS connection name). */
+  name: string;
+  logger: Logger;
+  registry: Registry;
+  /** Overrides the NATS connection (tests, single-process mode). */
+  bus?: Bus;
+}
+
+export interface ProxyReplica<P extends ListeningProxy> {
+  readonly ops: OpsServer;
+  readonly proxy: P | undefined;
+  readonly router: AgentRouter | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The lifecycle both proxies share: health and metrics, the presence bus, a router to the
+ * gateways, then the proxy itself; stopped in reverse with a drain for in-flight requests.
+ */
+export function createProxyReplica<P extends ListeningProxy>(
+  c: ProxyReplicaFlags,
+  deps: ProxyReplicaDeps,
+  build: (router: AgentRouter) => P | Promise<P>,
+  /** Extra fields for the "started" log line. */
+  describe: (proxy: P) => Record<string, unknown> = () => ({}),
+): ProxyReplica<P> {
+  const { logger, registry } = deps;
+  const ops = createOpsServer({
+    host: '0.0.0.0',
+    healthzPort: c.healthzPort,
+    metricsPort: c.metricsPort,
+    registry,
+    logger,
+  });
+  let bus = deps.bus;
+  let router: AgentRouter | undefined;
+  let proxy: P | undefined;
+  ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
+  ops.addReadinessCheck('listener', () => (proxy ? true : 'not listening yet'));
+  return {
+    ops,
+    get proxy() {
+      return proxy;
+    },
+    get router() {
+      return router;
+    },
+    async start() {
+      await ops.listen();
+      bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
+      router = await startRouterFromFlags(c, { bus, logger });
+      const built = await build(router);
+      await built.listen();
+      proxy = built;
+      logger.info({ port: built.port, ...describe(built) }, `${deps.name} started`);
+    },
+    async stop() {
+      ops.markShuttingDown();
+      await proxy?.close(c.drainTimeout);
+      router?.stop();
+      if (!deps.bus) await bus?.close();
+      await ops.close();
+    },
+  };
+}
