@@ -59,7 +59,7 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
         : { ok: false, code: 'MISSING', reason: 'no x-agent' };
     },
     authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
-    // Not the agent's defaults: the agent must adopt these from Welcome or credit breaks.
+    // Not the agent's defaults, so the upload below runs with settings the agent took from Welcome.
     maxChunkSize: 128 * 1024,
     initialWindow: 1024 * 1024,
     drainTimeoutMs: 2000,
