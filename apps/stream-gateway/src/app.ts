@@ -2,13 +2,16 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
+  AGENT_TOKEN_AUDIENCE,
   type AuthMethod,
   AuthMethodError,
+  CALLER_TOKEN_AUDIENCE,
   InMemoryDenyList,
+  type MeshPinning,
   parseAuthMethod,
   TokenAuthority,
 } from '@pullplane/auth';
-import { type Bus, connectBusFromFlags } from '@pullplane/bus';
+import { type Bus, connectBusFromFlags, followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
 import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
@@ -23,11 +26,38 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-function parseAuth(spec: string, flag: string, problems: string[]): AuthMethod | undefined {
+const isPreset = (spec: string) => spec === 'istio' || spec === 'linkerd';
+
+/** The trust domain and namespaces a mesh preset is pinned to, when both are given. */
+function pinning(trustDomain: string | undefined, namespaces: readonly string[]): MeshPinning | undefined {
+  return trustDomain && namespaces.length > 0 ? { trustDomain, namespaces } : undefined;
+}
+
+export function agentAuthMethod(c: GatewayConfig): AuthMethod {
+  return parseAuthMethod(c.auth, { mesh: pinning(c.meshTrustDomain, c.meshAgentNamespaces) });
+}
+
+export function internalAuthMethod(c: GatewayConfig): AuthMethod {
+  return parseAuthMethod(c.internalAuth, { mesh: pinning(c.meshTrustDomain, c.internalMeshNamespaces) });
+}
+
+function parseAuth(
+  parse: () => AuthMethod,
+  spec: string,
+  flag: string,
+  namespacesFlag: string,
+  problems: string[],
+): AuthMethod | undefined {
   try {
-    return parseAuthMethod(spec);
+    return parse();
   } catch (err) {
-    problems.push(`--${flag}: ${err instanceof AuthMethodError ? err.message : String(err)}`);
+    if (err instanceof AuthMethodError && err.code === 'AUTH_METHOD_MESH_UNPINNED' && isPreset(spec)) {
+      problems.push(
+        `--${flag}=${spec} admits any workload whose service account has the right name unless it is pinned: set --mesh-trust-domain and --${namespacesFlag} (${err.message}), or give an explicit --${flag}=header:<name>:<regex>`,
+      );
+    } else {
+      problems.push(`--${flag}: ${err instanceof AuthMethodError ? err.message : String(err)}`);
+    }
     return undefined;
   }
 }
@@ -35,8 +65,14 @@ function parseAuth(spec: string, flag: string, problems: string[]): AuthMethod |
 /** Cross-field rules, reported together with every other configuration problem. */
 export function validateGatewayConfig(c: GatewayConfig): string[] {
   const problems: string[] = [];
-  const auth = parseAuth(c.auth, 'auth', problems);
-  const internal = parseAuth(c.internalAuth, 'internal-auth', problems);
+  const auth = parseAuth(() => agentAuthMethod(c), c.auth, 'auth', 'mesh-agent-namespaces', problems);
+  const internal = parseAuth(
+    () => internalAuthMethod(c),
+    c.internalAuth,
+    'internal-auth',
+    'internal-mesh-namespaces',
+    problems,
+  );
   const hasTls = Boolean(c.tlsCert && c.tlsKey);
   if ((c.tlsCert === undefined) !== (c.tlsKey === undefined))
     problems.push('--tls-cert and --tls-key go together');
@@ -44,6 +80,11 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
     if (auth && auth.kind !== 'header') {
       problems.push(
         '--insecure-plaintext requires header authentication (--auth=header:…, istio or linkerd)',
+      );
+    }
+    if (internal && internal.kind !== 'header') {
+      problems.push(
+        `--insecure-plaintext with --internal-auth=${c.internalAuth} would leave Forward calls on the internal listener unauthenticated (there is no TLS to carry a client certificate): set --internal-auth=istio, linkerd or header:<name>:<regex> with --internal-allowed-clients`,
       );
     }
     for (const [flag, host] of [
@@ -66,6 +107,8 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
       problems.push('--internal-auth=mtls needs --root-ca-path');
   }
   if (auth?.kind === 'token' && !c.tokenKeyPath) problems.push('--auth=token needs --token-key-path');
+  if (c.allowLegacyAgentCerts && auth && auth.kind !== 'mtls')
+    problems.push('--allow-legacy-agent-certs applies to --auth=mtls only');
   if (c.resourceProxyUrl && !c.registrationTokenKeyPath) {
     problems.push('--resource-proxy-url (cluster registration) needs --registration-token-key-path');
   }
@@ -73,7 +116,52 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
   if (internal?.kind === 'header' && !c.insecurePlaintext) {
     problems.push('--internal-auth=header:… is only safe with --insecure-plaintext behind a mesh sidecar');
   }
+  if (internal?.kind === 'header' && c.internalAllowedClients.length === 0) {
+    problems.push(
+      '--internal-auth with a mesh identity needs --internal-allowed-clients (the proxies\' service accounts): in a shared trust domain an agent\'s identity looks just like a proxy\'s',
+    );
+  }
   return problems;
+}
+
+/** A probe identity no real mesh issues: a header pattern that accepts it is not pinned. */
+const UNPINNED_PROBES: Record<string, string> = {
+  'x-forwarded-client-cert': 'URI=spiffe://pullplane-probe.invalid/ns/pullplane-probe/sa/probe-agent',
+  'l5d-client-id': 'probe-agent.pullplane-probe.serviceaccount.identity.linkerd.pullplane-probe.invalid',
+};
+
+/** What an operator should know about a configuration that is accepted but weaker than it could be. */
+export function gatewayStartupWarnings(c: GatewayConfig): string[] {
+  const warnings: string[] = [];
+  if (c.insecurePlaintext && c.allowInsecureNonLoopback) {
+    warnings.push(
+      '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
+    );
+  }
+  if (c.allowLegacyAgentCerts) {
+    warnings.push(
+      '--allow-legacy-agent-certs: a certificate without a credential kind opens the tunnel of the agent its CN names; any such caller certificate of the same CA can do so too',
+    );
+  }
+  for (const [flag, spec, namespacesFlag] of [
+    ['auth', c.auth, 'mesh-agent-namespaces'],
+    ['internal-auth', c.internalAuth, 'internal-mesh-namespaces'],
+  ] as const) {
+    if (!spec.startsWith('header:')) continue;
+    let method: AuthMethod;
+    try {
+      method = parseAuthMethod(spec);
+    } catch {
+      continue;
+    }
+    const probe = method.kind === 'header' ? UNPINNED_PROBES[method.header] : undefined;
+    if (method.kind === 'header' && probe && method.pattern.test(probe)) {
+      warnings.push(
+        `--${flag}=${spec} accepts identities from any trust domain and namespace; prefer the preset with --mesh-trust-domain and --${namespacesFlag}`,
+      );
+    }
+  }
+  return warnings;
 }
 
 export interface StreamGatewayDeps {
@@ -106,6 +194,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
   let gateway: Gateway | undefined;
   let stopControl: (() => void) | undefined;
   let stopRevocations: (() => void) | undefined;
+  let refreshTimer: NodeJS.Timeout | undefined;
   const revokedAgents = new Set<string>();
   ops.addReadinessCheck('gateway', () => (gateway?.ready ? true : 'gateway not accepting agents yet'));
   ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
@@ -142,12 +231,12 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
     ops,
     async start() {
       await ops.listen();
-      const agentAuth = parseAuthMethod(c.auth);
-      const internalAuth = parseAuthMethod(c.internalAuth);
+      const agentAuth = agentAuthMethod(c);
+      const internalAuth = internalAuthMethod(c);
       const denyList = new InMemoryDenyList();
       const tokens =
         agentAuth.kind === 'token' && c.tokenKeyPath
-          ? await TokenAuthority.fromFile(c.tokenKeyPath, { denyList })
+          ? await TokenAuthority.fromFile(c.tokenKeyPath, { denyList, audience: AGENT_TOKEN_AUDIENCE })
           : undefined;
       const ttl = c.presenceTtl;
       bus ??= await connectBusFromFlags(c, { name: 'stream-gateway', logger, presenceTtlMs: ttl });
@@ -176,42 +265,51 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         advertiseHost:
           c.advertiseAddress ??
           (isLoopback(c.internalListenHost ?? c.listenHost) ? '127.0.0.1' : firstAddress()),
-        authenticateAgent: agentAuthenticator(agentAuth, tokens ? { tokens } : {}),
+        authenticateAgent: agentAuthenticator(agentAuth, {
+          ...(tokens ? { tokens } : {}),
+          allowUnmarkedCertificates: c.allowLegacyAgentCerts,
+          unmarkedHint:
+            'issue agent certificates with `pullplane agent create`, or accept certificates without a credential kind with --allow-legacy-agent-certs (see the stream gateway README for the risk)',
+          reservedNames: c.internalAllowedClients,
+        }),
         authenticateInternal: internal.perCall,
         maxChunkSize: c.maxChunkSize,
         initialWindow: c.streamWindow,
         drainTimeoutMs: c.drainTimeout,
         presenceRefreshMs: Math.max(5_000, Math.floor(ttl / 3)),
         isRevoked: (agent) => revokedAgents.has(agent),
-        ...(registrar
-          ? {
-              onAgentConnected: (agent: string) =>
-                void registrar
-                  .ensure(agent)
-                  .catch((err: unknown) =>
-                    logger.error(
-                      { agent, err: String(err) },
-                      'cluster registration failed; retried on next connect',
-                    ),
-                  ),
-            }
-          : {}),
+        ...(registrar ? { onAgentConnected: (agent: string) => register(agent) } : {}),
       });
       const gw = gateway;
-      stopRevocations = await bus.revocations.watch((r) => {
-        if (r.kind === 'token') return void denyList.deny({ kind: 'token', jti: r.jti });
-        revokedAgents.add(r.agent);
-        void denyList.deny({ kind: 'agent', agent: r.agent });
-        if (gw.kick(r.agent, `revoked: ${r.reason}`))
-          logger.info({ agent: r.agent, reason: r.reason }, 'agent revoked');
+      const register = (agent: string) =>
+        void registrar
+          ?.ensure(agent)
+          .catch((err: unknown) =>
+            logger.error({ agent, err: String(err) }, 'cluster registration failed; retried later'),
+          );
+      if (registrar) {
+        // Tokens in cluster Secrets expire: the gateway holding an agent renews its Secret
+        // well before (ensure() rewrites only Secrets close to expiry).
+        refreshTimer = setInterval(
+          () => {
+            for (const s of gw.sessions()) register(s.agent);
+          },
+          Math.min(c.registrationTokenTtl / 6, 10 * 60_000),
+        );
+        refreshTimer.unref();
+      }
+      stopRevocations = await followRevocations(bus, {
+        agentRevoked(agent, reason) {
+          revokedAgents.add(agent);
+          void denyList.deny({ kind: 'agent', agent });
+          if (gw.kick(agent, `revoked: ${reason}`)) logger.info({ agent, reason }, 'agent revoked');
+        },
+        tokenRevoked: (jti) => void denyList.deny({ kind: 'token', jti }),
       });
       stopControl = bus.control.subscribe((ev) => {
-        if (ev.type === 'agent-kicked' || ev.type === 'agent-revoked') {
-          if (ev.type === 'agent-revoked') void denyList.deny({ kind: 'agent', agent: ev.agent });
+        if (ev.type === 'agent-kicked') {
           if (gw.kick(ev.agent, `${ev.type}: ${ev.reason}`))
             logger.info({ agent: ev.agent, reason: ev.reason }, ev.type);
-        } else if (ev.type === 'token-denied') {
-          void denyList.deny({ kind: 'token', jti: ev.jti });
         } else if (ev.type === 'config-reload' && (!ev.service || ev.service === 'stream-gateway')) {
           reloadTls();
         }
@@ -229,6 +327,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
     },
     async stop() {
       ops.markShuttingDown();
+      clearInterval(refreshTimer);
       stopControl?.();
       stopRevocations?.();
       await gateway?.stop();
@@ -238,9 +337,15 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
   };
 }
 
-/** Cluster registration: a bearer token per agent, scoped to it, signed with the proxy's key. */
+/**
+ * Cluster registration: a bearer token per agent, scoped to it, signed with the proxy's key,
+ * expiring after --registration-token-ttl and renewed when a third of that is left.
+ */
 async function createRegistrar(c: GatewayConfig, logger: Logger): Promise<ClusterRegistrar> {
-  const tokens = await TokenAuthority.fromFile(c.registrationTokenKeyPath!, { audience: 'resource-proxy' });
+  const tokens = await TokenAuthority.fromFile(c.registrationTokenKeyPath!, {
+    audience: CALLER_TOKEN_AUDIENCE,
+  });
+  const ttlSeconds = Math.max(60, Math.floor(c.registrationTokenTtl / 1000));
   const caPem = c.registrationCaPath ? readFileSync(c.registrationCaPath, 'utf8') : undefined;
   const kubeConfig = new KubeConfig();
   if (c.kubeconfig) kubeConfig.loadFromFile(c.kubeconfig);
@@ -251,9 +356,15 @@ async function createRegistrar(c: GatewayConfig, logger: Logger): Promise<Cluste
     namespace: c.argocdNamespace,
     serverFor: (agent) => `${base}/clusters/${agent}`,
     ...(caPem ? { caPem } : {}),
-    credentialsFor: async (agent) => ({
-      bearerToken: await tokens.issue('argocd-server', { agents: [agent] }),
-    }),
+    credentialsFor: async (agent) => {
+      // Taken before issuing, so the recorded expiry is never later than the token's own.
+      const expiresAt = new Date((Math.floor(Date.now() / 1000) + ttlSeconds) * 1000);
+      return {
+        bearerToken: await tokens.issue('argocd-server', { agents: [agent], ttlSeconds }),
+        expiresAt,
+      };
+    },
+    refreshBeforeMs: (ttlSeconds * 1000) / 3,
     fingerprint: fingerprint(tokens.keyId, caPem, base),
     logger: logger.child({ component: 'registration' }),
   });

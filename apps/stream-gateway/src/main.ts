@@ -1,6 +1,6 @@
 import { parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
-import { createStreamGatewayApp, validateGatewayConfig } from './app.js';
+import { createStreamGatewayApp, gatewayStartupWarnings, validateGatewayConfig } from './app.js';
 import { gatewayOptions } from './options.js';
 
 const { config, paramsFile } = parseOrExit(gatewayOptions, {
@@ -12,11 +12,7 @@ const { config, paramsFile } = parseOrExit(gatewayOptions, {
   validate: (c) => validateGatewayConfig(c),
 });
 const logger = createLogger({ level: config.logLevel, name: 'stream-gateway' });
-if (config.insecurePlaintext && config.allowInsecureNonLoopback) {
-  logger.warn(
-    '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
-  );
-}
+for (const warning of gatewayStartupWarnings(config)) logger.warn(warning);
 const app = createStreamGatewayApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
 process.on('SIGHUP', () => app.reloadTls());

@@ -66,6 +66,30 @@ export const gatewayOptions = defineOptions([
       'How agents authenticate: mtls | mtls:<subject regex> | mtls:uri:<regex> | header:<name>:<regex> | istio | linkerd | token.',
   },
   {
+    flag: 'allow-legacy-agent-certs',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS',
+    paramsKey: 'principal.tls.client-cert.allow-legacy',
+    description:
+      "Also accept agent certificates that carry no credential kind (argocd-agent's, CN = agent name). They cannot be told apart from caller certificates of the same CA: for migrations only.",
+  },
+  {
+    flag: 'mesh-trust-domain',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN',
+    paramsKey: 'principal.mesh.trust-domain',
+    description:
+      'Trust domain of mesh identities (Istio: spiffe://<domain>/…; Linkerd: …identity.linkerd.<domain>), e.g. cluster.local. Required by --auth=istio|linkerd and --internal-auth=istio|linkerd.',
+  },
+  {
+    flag: 'mesh-agent-namespaces',
+    type: 'list',
+    env: 'ARGOCD_PRINCIPAL_MESH_AGENT_NAMESPACES',
+    paramsKey: 'principal.mesh.agent-namespaces',
+    description:
+      'Namespaces agents run in on the workload clusters; --auth=istio|linkerd admits only their service accounts.',
+  },
+  {
     flag: 'token-key-path',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_JWT_KEY_PATH',
@@ -96,6 +120,16 @@ export const gatewayOptions = defineOptions([
     paramsKey: 'principal.registration.token-key-path',
     description:
       "ES256 key that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path).",
+  },
+  {
+    flag: 'registration-token-ttl',
+    type: 'duration',
+    default: '24h',
+    min: '10m',
+    env: 'ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL',
+    paramsKey: 'principal.registration.token-ttl',
+    description:
+      'Lifetime of the bearer tokens in cluster Secrets; the gateway holding the agent rewrites the Secret when a third of it is left.',
   },
   {
     flag: 'registration-ca-path',
@@ -133,14 +167,23 @@ export const gatewayOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_INTERNAL_AUTH',
     paramsKey: 'principal.internal.auth',
     description:
-      'How proxy replicas authenticate on the internal listener (same forms as --auth, except token).',
+      'How proxy replicas authenticate on the internal listener: mtls (proxy certificates) or a mesh identity header (same forms as --auth, except token). Plaintext needs a header form.',
   },
   {
     flag: 'internal-allowed-clients',
     type: 'list',
     env: 'ARGOCD_PRINCIPAL_INTERNAL_ALLOWED_CLIENTS',
     paramsKey: 'principal.internal.allowed-clients',
-    description: 'Identities allowed on the internal listener (empty: any authenticated caller).',
+    description:
+      'Proxies allowed on the internal listener, checked on every call: proxy certificate names (mTLS; empty: any proxy certificate) or service accounts (mesh; required).',
+  },
+  {
+    flag: 'internal-mesh-namespaces',
+    type: 'list',
+    env: 'ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES',
+    paramsKey: 'principal.internal.mesh-namespaces',
+    description:
+      'Namespaces the proxies run in; --internal-auth=istio|linkerd admits only their service accounts.',
   },
   {
     flag: 'advertise-address',

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
-import { TokenAuthority } from '@pullplane/auth';
+import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { loadConfig } from '@pullplane/config';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ describe('mTLS agent authentication', () => {
     );
 
   it('accepts a certificate from the agent CA and names the agent by its CN', async () => {
-    const c = await pki.client('agent-a');
+    const c = await pki.agent('agent-a');
     const out = await dial(gw.port, tlsCreds(c.cert, c.key));
     expect(out.welcome?.kind.case).toBe('welcome');
     expect(gw.log.lines.some((l) => l.msg === 'agent connected' && l.agent === 'agent-a')).toBe(true);
@@ -78,14 +78,14 @@ describe('mTLS agent authentication', () => {
   });
 
   it('rejects an agent whose Hello names someone else', async () => {
-    const c = await pki.client('agent-b');
+    const c = await pki.agent('agent-b');
     const out = await dial(gw.port, tlsCreds(c.cert, c.key), new Metadata(), { agentName: 'agent-c' });
     expect(out.error?.code).toBe(status.PERMISSION_DENIED);
     expect(out.error?.details).toMatch(/calls itself "agent-c" but authenticated as "agent-b"/);
   });
 
   it('names both protocol versions when they are incompatible', async () => {
-    const c = await pki.client('agent-d');
+    const c = await pki.agent('agent-d');
     const out = await dial(gw.port, tlsCreds(c.cert, c.key), new Metadata(), { min: 7, max: 9 });
     expect(out.error?.code).toBe(status.FAILED_PRECONDITION);
     expect(out.error?.details).toBe('incompatible tunnel protocol: peer speaks v7-9, this side speaks v1');
@@ -96,8 +96,19 @@ describe('header authentication behind a mesh', () => {
   let istio: Awaited<ReturnType<typeof startGateway>>;
   let linkerd: Awaited<ReturnType<typeof startGateway>>;
   beforeAll(async () => {
-    istio = await startGateway(['--insecure-plaintext', '--auth=istio', '--internal-auth=istio']);
-    linkerd = await startGateway(['--insecure-plaintext', '--auth=linkerd', '--internal-auth=linkerd']);
+    const pinned = [
+      '--mesh-trust-domain=cluster.local',
+      '--mesh-agent-namespaces=argocd',
+      '--internal-mesh-namespaces=argocd',
+      '--internal-allowed-clients=argocd-agent-resource-proxy',
+    ];
+    istio = await startGateway(['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...pinned]);
+    linkerd = await startGateway([
+      '--insecure-plaintext',
+      '--auth=linkerd',
+      '--internal-auth=linkerd',
+      ...pinned,
+    ]);
   });
   afterAll(async () => {
     await istio.app.stop();
@@ -230,8 +241,14 @@ describe('header authentication behind a mesh', () => {
   });
 
   it('never trusts identity headers on a plaintext listener outside loopback', () => {
+    const mesh = [
+      '--mesh-trust-domain=cluster.local',
+      '--mesh-agent-namespaces=argocd',
+      '--internal-mesh-namespaces=argocd',
+      '--internal-allowed-clients=argocd-agent-resource-proxy',
+    ];
     const { config } = loadConfig(gatewayOptions, {
-      argv: ['--insecure-plaintext', '--auth=istio', '--internal-auth=istio'],
+      argv: ['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...mesh],
       env: {},
     });
     expect(validateGatewayConfig(config).join('\n')).toMatch(
@@ -243,6 +260,7 @@ describe('header authentication behind a mesh', () => {
         '--auth=istio',
         '--internal-auth=istio',
         '--allow-insecure-non-loopback',
+        ...mesh,
       ],
       env: {},
     });
@@ -260,7 +278,7 @@ describe('token authentication', () => {
   let authority: TokenAuthority;
   let app: StreamGatewayApp;
   beforeAll(async () => {
-    authority = await TokenAuthority.generate();
+    authority = await TokenAuthority.generate({ audience: AGENT_TOKEN_AUDIENCE });
     const keyPath = path.join(pki.dir, 'jwt.key');
     writeFileSync(keyPath, authority.exportPrivateKeyPem());
     gw = await startGateway([

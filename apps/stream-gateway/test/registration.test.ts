@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 const tls = async (cn: string) => {
-  const c = await pki.client(cn);
+  const c = await pki.agent(cn);
   return credentials.createSsl(readFileSync(pki.ca), readFileSync(c.key), readFileSync(c.cert));
 };
 

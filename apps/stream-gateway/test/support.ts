@@ -9,7 +9,7 @@ import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus } from '@pullplane/bus';
-import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { AgentRouter } from '@pullplane/router';
 import { freePort } from '@pullplane/testing';
 import pino from 'pino';
@@ -28,7 +28,14 @@ export interface TestPki {
   caKey: string;
   serverCert: string;
   serverKey: string;
+  /** A client certificate with no credential kind (other tooling's, or a legacy one). */
   client(cn: string): Promise<{ cert: string; key: string }>;
+  /** An agent's certificate: opens its tunnel and nothing else. */
+  agent(name: string): Promise<{ cert: string; key: string }>;
+  /** A caller's (kubeconfig's) certificate for one agent's cluster. */
+  caller(agent: string): Promise<{ cert: string; key: string }>;
+  /** A proxy replica's certificate for the internal listener. */
+  proxy(name: string): Promise<{ cert: string; key: string }>;
 }
 
 /** A CA, a gateway server certificate for 127.0.0.1, and client certificates on demand. */
@@ -46,16 +53,21 @@ export async function makePki(): Promise<TestPki> {
     writeFileSync(p, body);
     return p;
   };
+  const issue = async (cn: string, kind?: CredentialKind) => {
+    const c = await issueCertificate(ca, { commonName: cn, usage: 'client', ...(kind ? { kind } : {}) });
+    const file = `${cn}.${kind ?? 'unmarked'}`;
+    return { cert: write(`${file}.crt`, c.certPem), key: write(`${file}.key`, c.keyPem) };
+  };
   return {
     dir,
     ca: write('ca.crt', ca.certPem),
     caKey: write('ca.key', ca.keyPem),
     serverCert: write('tls.crt', server.certPem),
     serverKey: write('tls.key', server.keyPem),
-    async client(cn) {
-      const c = await issueCertificate(ca, { commonName: cn, usage: 'client' });
-      return { cert: write(`${cn}.crt`, c.certPem), key: write(`${cn}.key`, c.keyPem) };
-    },
+    client: (cn) => issue(cn),
+    agent: (name) => issue(name, 'agent'),
+    caller: (agent) => issue(agent, 'caller'),
+    proxy: (name) => issue(name, 'proxy'),
   };
 }
 
@@ -185,7 +197,7 @@ export async function startAgent(
   pki: TestPki,
   backendUrl: string,
 ): Promise<Agent> {
-  const { cert, key } = await pki.client(name);
+  const { cert, key } = await pki.agent(name);
   const { readFileSync } = await import('node:fs');
   const kc = new KubeConfig();
   kc.loadFromClusterAndUser(
@@ -218,7 +230,7 @@ export async function startRouter(
   pki: TestPki,
 ): Promise<{ router: AgentRouter; close(): Promise<void> }> {
   const { readFileSync } = await import('node:fs');
-  const { cert, key } = await pki.client('resource-proxy');
+  const { cert, key } = await pki.proxy('resource-proxy');
   const bus = await connectNatsBus({ servers: natsUrl, name: 'test-router' });
   const router = new AgentRouter({
     bus,

@@ -33,6 +33,8 @@ export interface HeaderAuthMethod {
   pattern: RegExp;
   /** Set when the spec was a preset name, for logs. */
   preset?: 'istio' | 'linkerd';
+  /** The trust domain and namespaces a preset was pinned to. */
+  pinning?: MeshPinning;
   spec: string;
 }
 
@@ -46,27 +48,87 @@ export type AuthMethod = MtlsAuthMethod | HeaderAuthMethod | TokenAuthMethod;
 
 export const DEFAULT_AUTH_SPEC = 'mtls';
 
-/** Expansions of the presets, verbatim from argocd-agent's service-mesh guide. */
-export const AUTH_PRESETS = {
+/**
+ * The seed's expansions of the presets, kept for reference and for operators who pass them
+ * explicitly as `header:…`: they accept any trust domain and any namespace, so the presets
+ * themselves are pinned instead (see `MeshPinning`).
+ */
+export const UNPINNED_PRESET_SPECS = {
   istio: 'header:x-forwarded-client-cert:^.*URI=spiffe://[^/]+/ns/[^/]+/sa/([^,;]+)',
   linkerd: 'header:l5d-client-id:^([^.]+)\\..*',
 } as const;
+
+/**
+ * Whose mesh identities a preset admits: a workload with the right service account name in
+ * another namespace, or from another trust domain, is someone else.
+ */
+export interface MeshPinning {
+  /** Istio's trust domain (`spiffe://<trust-domain>/…`); Linkerd's identity trust domain. */
+  trustDomain: string;
+  /** Namespaces the identities live in (at least one). */
+  namespaces: readonly string[];
+}
+
+export interface ParseAuthOptions {
+  /** Required for the `istio` and `linkerd` presets. */
+  mesh?: MeshPinning | undefined;
+}
+
+const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The header spec a pinned preset stands for. */
+export function presetAuthSpec(preset: 'istio' | 'linkerd', mesh: MeshPinning): string {
+  const namespaces = `(?:${mesh.namespaces.map(escape).join('|')})`;
+  const td = escape(mesh.trustDomain);
+  return preset === 'istio'
+    ? `header:x-forwarded-client-cert:^URI=spiffe://${td}/ns/${namespaces}/sa/([^/]+)$`
+    : `header:l5d-client-id:^([^.]+)\\.${namespaces}\\.serviceaccount\\.identity\\.linkerd\\.${td}$`;
+}
+
+function checkPinning(spec: string, mesh: MeshPinning | undefined): MeshPinning {
+  if (!mesh || !mesh.trustDomain || mesh.namespaces.length === 0) {
+    throw new AuthMethodError(
+      AuthMethodErrorCode.MeshUnpinned,
+      `auth method ${JSON.stringify(spec)} needs the trust domain and the namespace(s) of the identities it admits (otherwise any workload whose service account has the right name is accepted)`,
+    );
+  }
+  const td = mesh.trustDomain.split('.');
+  if (mesh.trustDomain.length > 253 || !td.every((l) => LABEL.test(l))) {
+    throw new AuthMethodError(
+      AuthMethodErrorCode.MeshUnpinned,
+      `auth method ${JSON.stringify(spec)}: trust domain ${JSON.stringify(mesh.trustDomain)} is not a DNS name`,
+    );
+  }
+  for (const ns of mesh.namespaces) {
+    if (!LABEL.test(ns)) {
+      throw new AuthMethodError(
+        AuthMethodErrorCode.MeshUnpinned,
+        `auth method ${JSON.stringify(spec)}: namespace ${JSON.stringify(ns)} is not a DNS label`,
+      );
+    }
+  }
+  return { trustDomain: mesh.trustDomain, namespaces: [...mesh.namespaces] };
+}
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * Parses the gateway's `--auth` flag. Forms: `mtls`, `mtls:<regex>`, `mtls:uri:<regex>`,
  * `header:<name>:<regex>`, `istio`, `linkerd`, `token`. Only the first two colons of a
- * header spec separate fields, so the regex itself may contain colons.
+ * header spec separate fields, so the regex itself may contain colons. The presets need
+ * `options.mesh`; an explicit `header:…` spec is taken as given.
  *
  * @throws AuthMethodError naming what is wrong, for a startup error message.
  */
-export function parseAuthMethod(spec: string): AuthMethod {
+export function parseAuthMethod(spec: string, options: ParseAuthOptions = {}): AuthMethod {
   if (spec === 'mtls') return { kind: 'mtls', match: 'common-name', spec };
   if (spec === 'token') return { kind: 'token', spec };
   if (spec === 'istio' || spec === 'linkerd') {
-    const method = parseHeaderSpec(AUTH_PRESETS[spec], AUTH_PRESETS[spec].slice('header:'.length));
-    return { ...method, preset: spec, spec };
+    const pinning = checkPinning(spec, options.mesh);
+    const expanded = presetAuthSpec(spec, pinning);
+    const method = parseHeaderSpec(expanded, expanded.slice('header:'.length));
+    return { ...method, preset: spec, pinning, spec };
   }
   if (spec.startsWith('mtls:uri:')) {
     return { kind: 'mtls', match: 'uri', pattern: compile(spec.slice('mtls:uri:'.length), spec), spec };

@@ -27,6 +27,7 @@ export const AuthMethodErrorCode = {
   InvalidHeaderName: 'AUTH_METHOD_INVALID_HEADER_NAME',
   InvalidRegex: 'AUTH_METHOD_INVALID_REGEX',
   NoCaptureGroup: 'AUTH_METHOD_NO_CAPTURE_GROUP',
+  MeshUnpinned: 'AUTH_METHOD_MESH_UNPINNED',
 } as const;
 export type AuthMethodErrorCode = (typeof AuthMethodErrorCode)[keyof typeof AuthMethodErrorCode];
 
@@ -55,12 +56,21 @@ export const IdentityErrorCode = {
   HeaderNonAscii: 'AUTH_HEADER_NON_ASCII',
   HeaderMalformed: 'AUTH_HEADER_MALFORMED',
   XfccNoUri: 'AUTH_XFCC_NO_URI',
+  XfccAmbiguous: 'AUTH_XFCC_AMBIGUOUS',
   NoMatch: 'AUTH_NO_MATCH',
   EmptyCapture: 'AUTH_EMPTY_CAPTURE',
   InvalidAgentName: 'AUTH_INVALID_AGENT_NAME',
   BearerMalformed: 'AUTH_BEARER_MALFORMED',
   PeerCertificateMissing: 'AUTH_PEER_CERT_MISSING',
   PeerCertificateInvalid: 'AUTH_PEER_CERT_INVALID',
+  /** A credential of another kind (a caller's certificate on the agent listener…). */
+  CredentialWrongKind: 'AUTH_CREDENTIAL_WRONG_KIND',
+  /** A certificate with no kind marker where one is required. */
+  CredentialUnmarked: 'AUTH_CREDENTIAL_KIND_MISSING',
+  /** Several or malformed kind markers. */
+  CredentialKindInvalid: 'AUTH_CREDENTIAL_KIND_INVALID',
+  /** The kind marker names someone other than the identity the method extracted. */
+  CredentialNameMismatch: 'AUTH_CREDENTIAL_NAME_MISMATCH',
 } as const;
 export type IdentityErrorCode = (typeof IdentityErrorCode)[keyof typeof IdentityErrorCode];
 

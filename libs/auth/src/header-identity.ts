@@ -24,9 +24,10 @@ const URI_VALUE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+%]+$/;
 /**
  * Extracts the agent name from a header set by a trusted proxy (Istio, Linkerd, or a custom
  * header). Only the proxy's own contribution can yield an identity:
- * - `x-forwarded-client-cert` is parsed and only the URIs of its last element (appended by
- *   the nearest proxy) are matched, each as `URI=<value>`, so Subject, By, or elements a
- *   client forwarded itself never reach the pattern;
+ * - `x-forwarded-client-cert` is parsed and only the URI of its last element (appended by
+ *   the nearest proxy) is matched, as `URI=<value>`, so Subject, By, or elements a client
+ *   forwarded itself never reach the pattern; an element with several URIs is ambiguous
+ *   and refused;
  * - other headers must carry exactly one value with no list separator;
  * - `l5d-client-id` must also have Linkerd's identity shape.
  * Never throws; every refusal has a stable code and a loggable reason.
@@ -96,12 +97,19 @@ function fromXfcc(method: HeaderAuthMethod, value: string): IdentityResult {
       );
     }
   }
-  for (const uri of nearest.uri) {
-    const match = method.pattern.exec(`URI=${uri}`);
-    if (match) return identityFromMatch(match, 'header', uri, `${XFCC_HEADER} URI ${quote(uri)}`);
+  // A certificate with several URI SANs leaves "who is this" to whichever the pattern meets
+  // first, so the answer would depend on their order: refuse to guess.
+  if (nearest.uri.length > 1) {
+    return reject(
+      IdentityErrorCode.XfccAmbiguous,
+      `the last ${XFCC_HEADER} element carries ${nearest.uri.length} URIs (${nearest.uri.map((u) => quote(u)).join(', ')}); exactly one is required`,
+    );
   }
+  const uri = nearest.uri[0] as string;
+  const match = method.pattern.exec(`URI=${uri}`);
+  if (match) return identityFromMatch(match, 'header', uri, `${XFCC_HEADER} URI ${quote(uri)}`);
   return reject(
     IdentityErrorCode.NoMatch,
-    `no URI of the last ${XFCC_HEADER} element matches ${quote(method.pattern.source)} (URIs: ${nearest.uri.map((u) => quote(u)).join(', ')})`,
+    `the URI ${quote(uri)} of the last ${XFCC_HEADER} element does not match ${quote(method.pattern.source)}`,
   );
 }

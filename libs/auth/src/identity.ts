@@ -1,3 +1,4 @@
+import type { CredentialKind } from '@pullplane/pki';
 import { isDnsLabel } from './dns-label.js';
 import { IdentityErrorCode, type RejectionCode } from './errors.js';
 
@@ -9,6 +10,11 @@ export interface AgentIdentity {
   via: IdentitySource;
   /** What the name was taken from (a SPIFFE URI, a subject, a header value, a token id), for logs. */
   evidence: string;
+  /**
+   * What the credential says it is, when it says: a certificate's kind marker, or
+   * `unmarked` for a certificate accepted without one (legacy opt-in).
+   */
+  kind?: CredentialKind | 'unmarked';
 }
 
 export type IdentityResult =

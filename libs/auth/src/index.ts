@@ -1,14 +1,17 @@
 export {
-  AUTH_PRESETS,
   type AuthMethod,
   DEFAULT_AUTH_SPEC,
   type HeaderAuthMethod,
+  type MeshPinning,
   type MtlsAuthMethod,
   type MtlsCommonNameMethod,
   type MtlsSubjectMethod,
   type MtlsUriMethod,
+  type ParseAuthOptions,
   parseAuthMethod,
+  presetAuthSpec,
   type TokenAuthMethod,
+  UNPINNED_PRESET_SPECS,
 } from './auth-method.js';
 export { type BearerTokenResult, extractBearerToken } from './bearer.js';
 export {
@@ -37,8 +40,12 @@ export {
   XFCC_HEADER,
 } from './header-identity.js';
 export { type HeaderBag, headersFromGrpcMetadata, headerValues } from './headers.js';
-export type { AgentIdentity, IdentityResult, IdentitySource } from './identity.js';
-export { identityFromPeerCertificate, type PeerCertificateInput } from './peer-identity.js';
+export { type AgentIdentity, type IdentityResult, type IdentitySource, quote } from './identity.js';
+export {
+  type CredentialKindPolicy,
+  identityFromPeerCertificate,
+  type PeerCertificateInput,
+} from './peer-identity.js';
 export {
   type IssueTokenOptions,
   TOKEN_ISSUER,
@@ -46,7 +53,7 @@ export {
   type TokenAuthorityOptions,
   type VerifiedToken,
 } from './token-authority.js';
-export { identityFromBearerToken } from './token-identity.js';
+export { AGENT_TOKEN_AUDIENCE, CALLER_TOKEN_AUDIENCE, identityFromBearerToken } from './token-identity.js';
 export {
   parseXfcc,
   XFCC_MAX_ELEMENTS,
@@ -55,3 +62,5 @@ export {
   type XfccElement,
   type XfccParseOptions,
 } from './xfcc-parser.js';
+/** Re-exported so services need not depend on the issuing library to name a kind. */
+export type { CredentialKind } from '@pullplane/pki';

@@ -1,10 +1,19 @@
 import { extractBearerToken } from './bearer.js';
-import { TokenError } from './errors.js';
+import { IdentityErrorCode, TokenError } from './errors.js';
 import type { HeaderBag } from './headers.js';
 import { checkedIdentity, type IdentityResult, reject } from './identity.js';
 import type { TokenAuthority } from './token-authority.js';
 
-/** `authorization: Bearer <jwt>` → identity, with the token refusal code passed through. */
+/** `aud` of tokens that open an agent's tunnel (issued by `pullplane agent create`). */
+export const AGENT_TOKEN_AUDIENCE = 'stream-gateway';
+/** `aud` of caller tokens: kubeconfigs and Argo CD cluster Secrets, for the resource proxy. */
+export const CALLER_TOKEN_AUDIENCE = 'resource-proxy';
+
+/**
+ * `authorization: Bearer <jwt>` → agent identity, with the token refusal code passed
+ * through. The authority decides the audience; a token scoped to agents (a caller's shape)
+ * never names an agent itself.
+ */
 export async function identityFromBearerToken(
   authority: TokenAuthority,
   headers: HeaderBag,
@@ -13,7 +22,14 @@ export async function identityFromBearerToken(
   if (!bearer.ok) return bearer;
   try {
     const token = await authority.verify(bearer.token);
-    return checkedIdentity(token.agent, 'token', token.jti, 'token subject');
+    if (token.agents !== undefined) {
+      return reject(
+        IdentityErrorCode.CredentialWrongKind,
+        `token ${token.jti} is a caller token (it lists agents); only agent tokens open a tunnel`,
+      );
+    }
+    const result = checkedIdentity(token.agent, 'token', token.jti, 'token subject');
+    return result.ok ? { ok: true, identity: { ...result.identity, kind: 'agent' } } : result;
   } catch (err) {
     if (err instanceof TokenError) return reject(err.code, err.message);
     throw err;

@@ -11,6 +11,8 @@ const presenceSchema = z.object({
   lastHeartbeat: z.string(),
   agentVersion: z.string(),
   protocolVersion: z.number().int(),
+  credential: z.enum(['agent', 'unmarked']).optional(),
+  remoteAddress: z.string().max(128).optional(),
 });
 
 const controlSchema = z.discriminatedUnion('type', [

@@ -19,3 +19,4 @@ export type {
   Revocation,
   RevocationStore,
 } from './types.js';
+export { followRevocations, type RevocationHandlers } from './revocation-feed.js';

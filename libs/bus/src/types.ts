@@ -10,6 +10,14 @@ export interface PresenceRecord {
   lastHeartbeat: string;
   agentVersion: string;
   protocolVersion: number;
+  /**
+   * How the agent authenticated: with an agent credential, or with a legacy certificate that
+   * carries no kind (accepted by opt-in). An agent credential always wins over an unmarked
+   * one; absent in records of older gateways, read as `agent`.
+   */
+  credential?: 'agent' | 'unmarked';
+  /** The agent's address as the holding gateway saw it, for logs and security events. */
+  remoteAddress?: string;
 }
 
 export type PresenceEvent = { type: 'put'; record: PresenceRecord } | { type: 'delete'; agent: string };

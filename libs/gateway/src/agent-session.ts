@@ -17,6 +17,10 @@ export interface AgentSessionInfo {
   protocolVersion: number;
   heartbeatIntervalMs: number;
   capabilities: string[];
+  /** An agent credential, or a legacy certificate without a kind (accepted by opt-in). */
+  credential: 'agent' | 'unmarked';
+  /** The agent's address as this gateway sees it. */
+  remote: string;
 }
 
 export interface AgentSessionOptions {

@@ -1,25 +1,49 @@
 import type { PeerCertificate } from 'node:tls';
 import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
+import type { CredentialKind } from '@pullplane/auth';
 
 /** What an authenticator may look at for one incoming call. */
 export interface CallContext {
   metadata: Metadata;
   /** Present when the call arrived over TLS with a client certificate that verified. */
   peerCertificate?: PeerCertificate;
+  /**
+   * Who the listener decided the TLS connection belongs to when it accepted it (the client
+   * certificate cannot change on an established connection); absent on plaintext
+   * connections and on listeners without a per-connection check.
+   */
+  connection?: AuthOutcome;
   remote: string;
 }
 
-export type AuthOutcome = { ok: true; identity: string } | { ok: false; code: string; reason: string };
+export type AuthOutcome =
+  | {
+      ok: true;
+      identity: string;
+      /** What the credential says it is; `unmarked` for a legacy certificate accepted by opt-in. */
+      credential?: CredentialKind | 'unmarked';
+    }
+  | { ok: false; code: string; reason: string };
 
 export type Authenticator = (ctx: CallContext) => AuthOutcome | Promise<AuthOutcome>;
 
-/** The peer certificate is looked up only if an authenticator asks for it. */
-export function callContext(call: ServerDuplexStream<unknown, unknown>): CallContext {
+/** Looks up the identity a listener recorded for a connection, by the call's peer address. */
+export type ConnectionLookup = (remote: string) => AuthOutcome | undefined;
+
+/** The peer certificate and connection identity are looked up only if an authenticator asks. */
+export function callContext(
+  call: ServerDuplexStream<unknown, unknown>,
+  connections?: ConnectionLookup,
+): CallContext {
+  const remote = call.getPeer();
   return {
     metadata: call.metadata,
     get peerCertificate() {
       return call.getAuthContext()?.sslPeerCertificate;
     },
-    remote: call.getPeer(),
+    get connection() {
+      return connections?.(remote);
+    },
+    remote,
   };
 }

@@ -10,7 +10,7 @@ import {
   type TunnelStream,
 } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
-import { type Authenticator, callContext } from './caller-auth.js';
+import { type Authenticator, type ConnectionLookup, callContext } from './caller-auth.js';
 import type { GatewayMetrics } from './metrics.js';
 
 type Call = ServerDuplexStream<Frame, Frame>;
@@ -18,6 +18,8 @@ type Call = ServerDuplexStream<Frame, Frame>;
 export interface ForwardServiceOptions {
   gatewayId: string;
   authenticate: Authenticator;
+  /** The identities the internal listener recorded per TLS connection. */
+  connections?: ConnectionLookup;
   /** Opens a logical stream to an agent held here, or throws a TunnelError (NOT_FOUND…). */
   openLocal: (agent: string, open: Open) => TunnelStream;
   logger: Logger;
@@ -39,13 +41,17 @@ const sendReset = (call: Call, sink: FrameSink, err: TunnelError) => {
 export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) => void {
   return (call) => {
     void (async () => {
-      const auth = await opts.authenticate(callContext(call));
+      const auth = await opts.authenticate(callContext(call, opts.connections));
       if (!auth.ok) {
+        opts.metrics.internalAuthFailures.inc({ code: auth.code });
         opts.logger.warn(
           { code: auth.code, reason: auth.reason, remote: call.getPeer() },
           'internal caller rejected',
         );
-        call.emit('error', { code: status.UNAUTHENTICATED, details: auth.reason });
+        call.emit('error', {
+          code: auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
+          details: auth.reason,
+        });
         return;
       }
       call.once('data', (first: Frame) => {

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Server } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
-import { agentTunnelService, gatewayForwardService, type Open } from '@pullplane/proto';
+import {
+  AGENT_TUNNEL_CONNECT_PATH,
+  agentTunnelService,
+  GATEWAY_FORWARD_PATH,
+  gatewayForwardService,
+  type Open,
+} from '@pullplane/proto';
 import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -11,7 +17,9 @@ import type { Authenticator } from './caller-auth.js';
 import { createForwardHandler } from './forward-service.js';
 import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { ReplacementWatch } from './replacement-watch.js';
 import { SessionRegistry } from './session-registry.js';
+import { refuseStrayCalls } from './stray-calls.js';
 import { createTunnelHandler } from './tunnel-service.js';
 
 export interface ListenerConfig {
@@ -42,18 +50,38 @@ export interface GatewayOptions {
   isRevoked?: (agent: string) => boolean;
   /** Called when an agent's tunnel is established here (cluster registration hooks in). */
   onAgentConnected?: (agent: string) => void;
+  /** Replacements of one agent's live tunnel within this window count towards flapping. Default 60 s. */
+  flappingWindowMs?: number;
+  /** Replacements within the window that make a security event. Default 3. */
+  flappingThreshold?: number;
 }
+
+const SERVER_OPTIONS = {
+  // Agents send HTTP/2 keepalive pings; allow them without data so the server does not
+  // answer with ENHANCE_YOUR_CALM and cut the tunnel.
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+  'grpc-node.max_session_memory': 256,
+} as const;
 
 export function defaultGatewayId(): string {
   return `${os.hostname()}-${randomBytes(3).toString('hex')}`;
 }
 
-/** The stream gateway: holds agent tunnels and serves logical streams over them. */
+/**
+ * The stream gateway: holds agent tunnels and serves logical streams over them. Each
+ * listener has its own gRPC server with its own service: agents reach only Connect, proxy
+ * replicas only Forward, so one kind of credential can never use the other's service.
+ */
 export class Gateway {
   readonly gatewayId: string;
   private readonly registry: SessionRegistry;
   private readonly metrics: GatewayMetrics;
-  private readonly server: Server;
+  private readonly agentServer: Server;
+  private readonly internalServer: Server | undefined;
   private agentListener: GrpcListener | undefined;
   private internalListener: GrpcListener | undefined;
   private accepting = false;
@@ -62,6 +90,17 @@ export class Gateway {
   constructor(private readonly opts: GatewayOptions) {
     this.gatewayId = opts.gatewayId ?? defaultGatewayId();
     this.metrics = createGatewayMetrics(opts.registry, () => this.registry.size);
+    const replacements = new ReplacementWatch({
+      windowMs: opts.flappingWindowMs ?? 60_000,
+      threshold: opts.flappingThreshold ?? 3,
+      onFlapping: (agent, holders, count) => {
+        this.metrics.tunnelFlapping.inc();
+        opts.logger.warn(
+          { securityEvent: 'tunnel-flapping', agent, holders, replacements: count },
+          'security: agent tunnel keeps being replaced between holders of the same credentials',
+        );
+      },
+    });
     this.registry = new SessionRegistry({
       bus: opts.bus,
       gatewayId: this.gatewayId,
@@ -69,18 +108,14 @@ export class Gateway {
       logger: opts.logger,
       presenceRefreshMs: opts.presenceRefreshMs,
       replaceDrainMs: Math.min(opts.drainTimeoutMs, 5_000),
+      onReplaced: (r) => {
+        this.metrics.tunnelReplacements.inc();
+        replacements.record(r);
+      },
     });
-    this.server = new Server({
-      // Agents send HTTP/2 keepalive pings; allow them without data so the server does not
-      // answer with ENHANCE_YOUR_CALM and cut the tunnel.
-      'grpc.keepalive_permit_without_calls': 1,
-      'grpc.http2.min_ping_interval_without_data_ms': 5_000,
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-      'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
-      'grpc-node.max_session_memory': 256,
-    });
-    this.server.addService(agentTunnelService, {
+    const internalConnections = (remote: string) => this.internalListener?.connectionIdentity(remote);
+    this.agentServer = new Server(SERVER_OPTIONS);
+    this.agentServer.addService(agentTunnelService, {
       connect: createTunnelHandler({
         gatewayId: this.gatewayId,
         authenticate: opts.authenticateAgent,
@@ -92,6 +127,7 @@ export class Gateway {
         minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
         isAccepting: () => this.accepting,
         ...(opts.isRevoked ? { isRevoked: opts.isRevoked } : {}),
+        refusal: (agent, credential) => this.registry.refusal(agent, credential),
         onSession: (s) => {
           this.registry.add(s);
           opts.onAgentConnected?.(s.agent);
@@ -103,27 +139,50 @@ export class Gateway {
         },
       }),
     });
-    this.server.addService(gatewayForwardService, {
-      forward: createForwardHandler({
-        gatewayId: this.gatewayId,
-        authenticate: opts.authenticateInternal,
-        openLocal: (agent, open) => this.openLocal(agent, open),
-        logger: opts.logger.child({ component: 'forward' }),
+    this.agentServer.addService(gatewayForwardService, {
+      forward: refuseStrayCalls({
+        listener: 'agents',
+        path: GATEWAY_FORWARD_PATH,
+        identify: opts.authenticateAgent,
+        logger: opts.logger,
         metrics: this.metrics,
       }),
     });
+    if (opts.internalListener) {
+      this.internalServer = new Server(SERVER_OPTIONS);
+      this.internalServer.addService(gatewayForwardService, {
+        forward: createForwardHandler({
+          gatewayId: this.gatewayId,
+          authenticate: opts.authenticateInternal,
+          connections: internalConnections,
+          openLocal: (agent, open) => this.openLocal(agent, open),
+          logger: opts.logger.child({ component: 'forward' }),
+          metrics: this.metrics,
+        }),
+      });
+      this.internalServer.addService(agentTunnelService, {
+        connect: refuseStrayCalls({
+          listener: 'internal',
+          path: AGENT_TUNNEL_CONNECT_PATH,
+          identify: opts.authenticateInternal,
+          connections: internalConnections,
+          logger: opts.logger,
+          metrics: this.metrics,
+        }),
+      });
+    }
   }
 
   async start(): Promise<void> {
-    if (this.opts.internalListener) {
-      this.internalListener = await startGrpcListener(this.server, {
+    if (this.opts.internalListener && this.internalServer) {
+      this.internalListener = await startGrpcListener(this.internalServer, {
         name: 'internal',
         logger: this.opts.logger,
         ...this.opts.internalListener,
       });
     }
     await this.registry.start();
-    this.agentListener = await startGrpcListener(this.server, {
+    this.agentListener = await startGrpcListener(this.agentServer, {
       name: 'agents',
       logger: this.opts.logger,
       ...this.opts.agentListener,
@@ -202,7 +261,8 @@ export class Gateway {
       await Promise.all(this.registry.all().map((s) => s.drain('gateway is shutting down', drainMs)));
       this.registry.stop();
       await Promise.all([this.agentListener?.close(1_000), this.internalListener?.close(drainMs)]);
-      this.server.forceShutdown();
+      this.agentServer.forceShutdown();
+      this.internalServer?.forceShutdown();
       this.opts.logger.info('gateway stopped');
     })();
     return this.stopping;

@@ -2,6 +2,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { type Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { AuthOutcome } from './caller-auth.js';
 
 /** HTTP/2 receive window per stream on our listeners. */
 export const HTTP2_WINDOW = 4 * 1024 * 1024;
@@ -17,9 +18,7 @@ export interface ListenerTls {
    * Decides once per connection who the client is (its certificate cannot change on an
    * established connection), so per-call authentication need not parse it again.
    */
-  authorize?: (
-    peer: tls.PeerCertificate,
-  ) => { ok: true; identity: string } | { ok: false; code: string; reason: string };
+  authorize?: (peer: tls.PeerCertificate) => AuthOutcome;
 }
 
 export interface GrpcListenerOptions {
@@ -33,6 +32,11 @@ export interface GrpcListenerOptions {
 export interface GrpcListener {
   readonly port: number;
   readonly address: string;
+  /**
+   * What `tls.authorize` decided for the live connection whose peer is `remote` (as grpc-js
+   * reports it, `host:port`); undefined for unknown, closed or plaintext connections.
+   */
+  connectionIdentity(remote: string): AuthOutcome | undefined;
   /** Refuses new connections; established ones (agent tunnels) carry on. */
   stopAccepting(): void;
   /** New certificate, key or CA for connections from now on (rotation without a restart). */
@@ -50,12 +54,16 @@ export interface GrpcListener {
 export async function startGrpcListener(server: Server, opts: GrpcListenerOptions): Promise<GrpcListener> {
   // grpc-js exposes no option for the server's HTTP/2 receive window, and Node's default
   // (64 KiB per stream) caps a tunnel at 64 KiB per round trip. The settings object is read
-  // when the injector's HTTP/2 server is created, so set it first.
+  // when the injector's HTTP/2 server is created, so set it first (each listener has its
+  // own Server, so each sets its own).
   const common = (server as unknown as { commonServerOptions?: { settings?: Record<string, number> } })
     .commonServerOptions;
   if (common) common.settings = { ...common.settings, initialWindowSize: HTTP2_WINDOW };
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const log = opts.logger.child({ listener: opts.name });
+  // Keyed by the peer address grpc-js reports for calls on the connection: the listener owns
+  // the accept loop, so a live TLS connection is the only one with that address.
+  const identities = new Map<string, AuthOutcome>();
   let netServer: net.Server;
   let secure: tls.Server | undefined;
   if (opts.tls) {
@@ -100,6 +108,9 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
           socket.destroy();
           return;
         }
+        const key = `${socket.remoteAddress}:${socket.remotePort}`;
+        identities.set(key, outcome);
+        socket.once('close', () => identities.delete(key));
       }
       injector.injectConnection(socket);
     });
@@ -128,6 +139,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
   return {
     port: addr.port,
     address: `${opts.host}:${addr.port}`,
+    connectionIdentity: (remote) => identities.get(remote),
     reloadTls(material) {
       if (!secure) throw new Error(`listener ${opts.name} has no TLS to reload`);
       secure.setSecureContext({

@@ -5,7 +5,14 @@ export {
   type InternalAuth,
   internalAuthenticator,
 } from './authenticators.js';
-export { type Authenticator, type AuthOutcome, type CallContext, callContext } from './caller-auth.js';
+export {
+  type Authenticator,
+  type AuthOutcome,
+  type CallContext,
+  type ConnectionLookup,
+  callContext,
+} from './caller-auth.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 export { SessionRegistry } from './session-registry.js';
+export { type Replacement, ReplacementWatch, type ReplacementWatchOptions } from './replacement-watch.js';

@@ -7,6 +7,10 @@ export interface GatewayMetrics {
   forwardRejected: Counter<'code'>;
   localStreams: Counter;
   heartbeatRtt: Histogram;
+  internalAuthFailures: Counter<'code'>;
+  strayCalls: Counter<'listener'>;
+  tunnelReplacements: Counter;
+  tunnelFlapping: Counter;
 }
 
 function counter<L extends string>(
@@ -57,6 +61,28 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
       registry,
       'pullplane_gateway_local_streams_total',
       'Logical streams opened in-process.',
+    ),
+    internalAuthFailures: counter(
+      registry,
+      'pullplane_gateway_internal_auth_failures_total',
+      'Forward calls refused on the internal listener (no or wrong credentials, not allowed).',
+      ['code'],
+    ),
+    strayCalls: counter(
+      registry,
+      'pullplane_gateway_stray_calls_total',
+      'Calls to a service the listener does not serve (Forward on the agent listener, Connect on the internal one).',
+      ['listener'],
+    ),
+    tunnelReplacements: counter(
+      registry,
+      'pullplane_gateway_tunnel_replacements_total',
+      "Live agent tunnels replaced by a newer connection of the same agent (here or elsewhere).",
+    ),
+    tunnelFlapping: counter(
+      registry,
+      'pullplane_gateway_tunnel_flapping_total',
+      'Security events: an agent tunnel replaced back and forth between holders of the same credentials.',
     ),
     heartbeatRtt:
       (registry.getSingleMetric('pullplane_gateway_heartbeat_rtt_seconds') as Histogram | undefined) ??

@@ -2,6 +2,7 @@ import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
+import type { Replacement } from './replacement-watch.js';
 
 export interface SessionRegistryOptions {
   bus: Bus;
@@ -13,12 +14,20 @@ export interface SessionRegistryOptions {
   presenceRefreshMs: number;
   /** Grace given to in-flight streams of a session that another connection replaced. */
   replaceDrainMs: number;
+  /** Called whenever a live tunnel is replaced (here or by a connection elsewhere). */
+  onReplaced?: (replacement: Replacement) => void;
 }
+
+type Credential = 'agent' | 'unmarked';
+/** An agent credential outranks a legacy certificate without a kind, whatever the timing. */
+const RANK: Record<Credential, number> = { unmarked: 0, agent: 1 };
 
 /**
  * The agents this gateway holds, mirrored into shared presence. A newer connection for the
- * same agent wins wherever it lands: locally the old session is drained, and a gateway that
- * sees a newer record for an agent it holds lets its own session go.
+ * same agent wins wherever it lands (locally the old session is drained, and a gateway that
+ * sees a newer record for an agent it holds lets its own session go), unless it holds a
+ * weaker credential: a legacy certificate without a kind never replaces a tunnel opened
+ * with an agent credential. Every replacement is reported, so flapping can be noticed.
  */
 export class SessionRegistry {
   private readonly sessions = new Map<string, AgentSession>();
@@ -60,14 +69,33 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
+  /**
+   * Whether a new connection with this credential may take over the agent's name here;
+   * the reason it may not, otherwise.
+   */
+  refusal(agent: string, credential: Credential): string | undefined {
+    const current = this.get(agent);
+    if (current && RANK[credential] < RANK[current.info.credential]) {
+      return `agent ${agent} holds a tunnel opened with an agent credential; a certificate without a credential kind cannot replace it`;
+    }
+    return undefined;
+  }
+
   add(session: AgentSession): void {
     const previous = this.sessions.get(session.agent);
     this.sessions.set(session.agent, session);
     if (previous && !previous.closed) {
       this.opts.logger.info(
-        { agent: session.agent, previousSession: previous.sessionId, session: session.sessionId },
+        {
+          agent: session.agent,
+          previousSession: previous.sessionId,
+          session: session.sessionId,
+          previousRemote: previous.info.remote,
+          remote: session.info.remote,
+        },
         'agent reconnected; replacing its previous tunnel',
       );
+      this.opts.onReplaced?.({ agent: session.agent, from: previous.info.remote, to: session.info.remote });
       void previous.drain('replaced by a newer connection of the same agent', this.opts.replaceDrainMs);
     }
     this.publish(session);
@@ -99,6 +127,8 @@ export class SessionRegistry {
       lastHeartbeat: session.lastHeartbeat.toISOString(),
       agentVersion: session.info.agentVersion,
       protocolVersion: session.info.protocolVersion,
+      credential: session.info.credential,
+      remoteAddress: session.info.remote,
     };
   }
 
@@ -123,18 +153,35 @@ export class SessionRegistry {
   private onRemotePut(record: PresenceRecord): void {
     const mine = this.sessions.get(record.agent);
     if (!mine || mine.closed || record.sessionId === mine.sessionId) return;
+    // One total order on every gateway: credential rank, then connection time, then session.
+    const theirRank = RANK[record.credential ?? 'agent'];
+    const ourRank = RANK[mine.info.credential];
     const theirs = Date.parse(record.connectedAt);
     const ours = mine.connectedAt.getTime();
-    const newer = theirs > ours || (theirs === ours && record.sessionId > mine.sessionId);
+    const newer =
+      theirRank > ourRank ||
+      (theirRank === ourRank &&
+        (theirs > ours || (theirs === ours && record.sessionId > mine.sessionId)));
     if (!newer) {
       // A stale write (e.g. a gateway that has not noticed its agent left): restate ours.
       this.publish(mine);
       return;
     }
     this.opts.logger.info(
-      { agent: record.agent, session: mine.sessionId, newGateway: record.gatewayId },
+      {
+        agent: record.agent,
+        session: mine.sessionId,
+        newGateway: record.gatewayId,
+        remote: mine.info.remote,
+        newRemote: record.remoteAddress,
+      },
       'agent connected elsewhere; releasing this tunnel',
     );
+    this.opts.onReplaced?.({
+      agent: record.agent,
+      from: mine.info.remote,
+      to: record.remoteAddress ?? `gateway ${record.gatewayId}`,
+    });
     this.sessions.delete(record.agent);
     void mine
       .drain('agent connected to another gateway', this.opts.replaceDrainMs)

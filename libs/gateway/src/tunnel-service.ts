@@ -19,6 +19,8 @@ export interface TunnelServiceOptions {
   isAccepting: () => boolean;
   /** Revoked agents are refused even with valid credentials (certificates cannot be recalled). */
   isRevoked?: (agent: string) => boolean;
+  /** Why this credential may not take the agent's name now (a stronger one holds it), if so. */
+  refusal?: (agent: string, credential: 'agent' | 'unmarked') => string | undefined;
   onSession: (session: AgentSession) => void;
   sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed' | 'onRtt'>;
 }
@@ -54,6 +56,14 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     return;
   }
   const agent = auth.identity;
+  const credential = auth.credential ?? 'agent';
+  if (credential !== 'agent' && credential !== 'unmarked') {
+    // Authenticators refuse other kinds already; this keeps a misconfigured one from opening tunnels.
+    opts.metrics.authFailures.inc({ code: 'AUTH_CREDENTIAL_WRONG_KIND' });
+    log.warn({ agent, credential }, 'a non-agent credential tried to open a tunnel');
+    fail(call, status.UNAUTHENTICATED, `authentication failed: a ${credential} credential cannot open a tunnel`);
+    return;
+  }
   if (opts.isRevoked?.(agent)) {
     opts.metrics.authFailures.inc({ code: 'AGENT_REVOKED' });
     log.warn({ agent }, 'revoked agent tried to connect');
@@ -81,6 +91,13 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     fail(call, status.FAILED_PRECONDITION, version.message);
     return;
   }
+  const refused = opts.refusal?.(agent, credential);
+  if (refused) {
+    opts.metrics.authFailures.inc({ code: 'TUNNEL_HELD_BY_STRONGER_CREDENTIAL' });
+    log.warn({ agent, credential, reason: refused }, 'security: refused to replace a tunnel');
+    fail(call, status.PERMISSION_DENIED, refused);
+    return;
+  }
   const heartbeatIntervalMs = hello.heartbeatIntervalMs;
   const session = new AgentSession(
     {
@@ -89,6 +106,8 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
       protocolVersion: version.version,
       heartbeatIntervalMs,
       capabilities: hello.capabilities,
+      credential,
+      remote: ctx.remote,
     },
     call,
     {
@@ -112,9 +131,18 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     }),
   );
   log.info(
-    { agent, session: session.sessionId, agentVersion: hello.agentVersion, protocol: version.version },
+    {
+      agent,
+      session: session.sessionId,
+      agentVersion: hello.agentVersion,
+      protocol: version.version,
+      credential,
+    },
     'agent connected',
   );
+  if (credential === 'unmarked') {
+    log.warn({ agent }, 'agent authenticated with a certificate that carries no credential kind (legacy opt-in)');
+  }
   opts.onSession(session);
 }
 

@@ -1,3 +1,11 @@
+export {
+  CREDENTIAL_KINDS,
+  CREDENTIAL_URI_PREFIX,
+  type CredentialKind,
+  type CredentialMarking,
+  credentialUri,
+  readCredentialMarking,
+} from './credential-kind.js';
 export { createCertificateAuthority } from './authority.js';
 export { type CertificateDescription, describeCertificate } from './describe.js';
 export { PkiError, PkiErrorCode } from './errors.js';

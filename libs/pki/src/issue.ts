@@ -1,4 +1,5 @@
 import { webcrypto } from 'node:crypto';
+import { credentialUri } from './credential-kind.js';
 import { PkiError, PkiErrorCode } from './errors.js';
 import { generateKeyPair, importSigningKey, privateKeyToPem, SIGNING_ALGORITHM } from './keys.js';
 import { parseCertificate } from './parse.js';
@@ -91,7 +92,14 @@ function subjectAltNames(options: IssueCertificateOptions): JsonGeneralName[] {
     checkIpAddress(ip);
     names.push({ type: 'ip', value: ip });
   }
-  for (const uri of options.uris ?? []) {
+  const uris = [...(options.uris ?? [])];
+  if (options.kind !== undefined) {
+    if (options.usage !== 'client') {
+      throw new PkiError(PkiErrorCode.InvalidInput, `a ${options.kind} credential must have usage client`);
+    }
+    uris.push(credentialUri(options.kind, options.commonName));
+  }
+  for (const uri of uris) {
     checkUri(uri);
     // @peculiar/x509 calls the uniformResourceIdentifier GeneralName "url".
     names.push({ type: 'url', value: uri });

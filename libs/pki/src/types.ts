@@ -1,3 +1,4 @@
+import type { CredentialKind } from './credential-kind.js';
 import type { ValidityOptions } from './validity.js';
 
 /** A certificate with its private key, both PEM: what `tls.createSecureContext` takes. */
@@ -26,6 +27,11 @@ export interface IssueCertificateOptions extends ValidityOptions {
   /** URI SANs, e.g. `spiffe://cluster.local/ns/argocd/sa/agent-a`. */
   uris?: readonly string[];
   usage: CertificateUsage;
+  /**
+   * Marks a client certificate as an agent's, a caller's or a proxy's with the URI SAN
+   * `spiffe://pullplane/<kind>/<commonName>`; the listeners accept only their own kind.
+   */
+  kind?: CredentialKind;
   /** Hex; random when omitted. */
   serialNumber?: string;
 }

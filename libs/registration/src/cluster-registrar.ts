@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   type ClusterCredentials,
   clusterSecret,
+  EXPIRES_ANNOTATION,
   FINGERPRINT_ANNOTATION,
   isOurs,
   secretName,
@@ -20,7 +21,15 @@ export interface ClusterRegistrarOptions {
   credentialsFor: (agent: string) => Promise<ClusterCredentials>;
   /** Digest of what credentials derive from; a change means "rotate". */
   fingerprint: string;
+  /**
+   * For credentials that expire (`credentialsFor` returns `expiresAt`): a Secret whose
+   * credentials have less than this left, or that carries no expiry at all (written before
+   * credentials expired), is rewritten by the next `ensure`.
+   */
+  refreshBeforeMs?: number;
   logger: Logger;
+  /** Injectable clock for tests. */
+  now?: () => Date;
 }
 
 export type EnsureResult = 'created' | 'updated' | 'unchanged' | 'foreign';
@@ -70,7 +79,11 @@ export class ClusterRegistrar {
       );
       return 'foreign';
     }
-    if (existing && existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint)
+    if (
+      existing &&
+      existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint &&
+      !this.expiring(existing)
+    )
       return 'unchanged';
     const body = clusterSecret({
       agent,
@@ -88,7 +101,10 @@ export class ClusterRegistrar {
       }
       body.metadata!.resourceVersion = existing.metadata?.resourceVersion;
       await this.api.replaceNamespacedSecret({ name, namespace, body });
-      logger.info({ agent, secret: name }, 'refreshed cluster secret (credentials rotated)');
+      logger.info(
+        { agent, secret: name, expiresAt: body.metadata?.annotations?.[EXPIRES_ANNOTATION] },
+        'refreshed cluster secret (credentials rotated or about to expire)',
+      );
       return 'updated';
     } catch (err) {
       // Another replica wrote first (409): look again rather than overwrite.
@@ -101,6 +117,15 @@ export class ClusterRegistrar {
         },
       );
     }
+  }
+
+  /** Whether the Secret's credentials must be renewed now (see `refreshBeforeMs`). */
+  private expiring(secret: V1Secret): boolean {
+    const margin = this.opts.refreshBeforeMs;
+    if (margin === undefined) return false;
+    const expires = Date.parse(secret.metadata?.annotations?.[EXPIRES_ANNOTATION] ?? '');
+    const now = (this.opts.now?.() ?? new Date()).getTime();
+    return !Number.isFinite(expires) || expires - now <= margin;
   }
 
   /** Deletes the agent's cluster Secret if pullplane created it. */

@@ -5,8 +5,13 @@ export const AGENT_LABEL = 'pullplane.io/agent-name';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'pullplane';
 export const FINGERPRINT_ANNOTATION = 'pullplane.io/credential-fingerprint';
+/** When the credentials in the Secret stop working; the registrar rewrites it before then. */
+export const EXPIRES_ANNOTATION = 'pullplane.io/credential-expires-at';
 
-export type ClusterCredentials = { bearerToken: string } | { certData: string; keyData: string };
+export type ClusterCredentials = ({ bearerToken: string } | { certData: string; keyData: string }) & {
+  /** When the credentials expire (a token's `exp`); absent for credentials that do not. */
+  expiresAt?: Date;
+};
 
 export interface ClusterSecretSpec {
   agent: string;
@@ -48,7 +53,12 @@ export function clusterSecret(spec: ClusterSecretSpec) {
       name: secretName(spec.agent),
       namespace: spec.namespace,
       labels: { [SECRET_TYPE_LABEL]: 'cluster', [AGENT_LABEL]: spec.agent, [MANAGED_BY_LABEL]: MANAGED_BY },
-      annotations: { [FINGERPRINT_ANNOTATION]: spec.fingerprint },
+      annotations: {
+        [FINGERPRINT_ANNOTATION]: spec.fingerprint,
+        ...(spec.credentials.expiresAt
+          ? { [EXPIRES_ANNOTATION]: spec.credentials.expiresAt.toISOString() }
+          : {}),
+      },
     },
     data: { name: b64(spec.agent), server: b64(spec.server), config: b64(JSON.stringify(config)) },
   };

@@ -9,6 +9,7 @@ export {
   type ClusterCredentials,
   type ClusterSecretSpec,
   clusterSecret,
+  EXPIRES_ANNOTATION,
   FINGERPRINT_ANNOTATION,
   fingerprint,
   isOurs,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   type CertificateAndKey,
   type CertificateAuthority,
+  type CredentialKind,
   createCertificateAuthority,
   issueCertificate,
 } from '@pullplane/pki';
@@ -28,8 +29,17 @@ export interface TestPki {
   readonly ca: CertificateAuthority;
   /** Server certificate for the given DNS names / IP addresses (default localhost + 127.0.0.1). */
   serverCert(hosts?: string[]): Promise<CertificateAndKey>;
-  /** Client certificate with the given CN (the agent name), optionally with URI SANs (SPIFFE IDs). */
-  clientCert(cn: string, opts?: { uris?: string[] }): Promise<CertificateAndKey>;
+  /**
+   * Client certificate with the given CN and no credential kind (what other tooling, e.g.
+   * argocd-agent's, issues), optionally with URI SANs (SPIFFE IDs) or a kind marker.
+   */
+  clientCert(cn: string, opts?: { uris?: string[]; kind?: CredentialKind }): Promise<CertificateAndKey>;
+  /** An agent's certificate (CN and `spiffe://pullplane/agent/<name>`): opens its tunnel. */
+  agentCert(name: string): Promise<CertificateAndKey>;
+  /** A caller's certificate for one agent's cluster through the resource proxy. */
+  callerCert(agent: string): Promise<CertificateAndKey>;
+  /** A proxy replica's certificate for the gateway's internal listener. */
+  proxyCert(name: string): Promise<CertificateAndKey>;
   /** A client certificate that expired yesterday, signed by the trusted CA. */
   expiredClientCert(cn: string): Promise<CertificateAndKey>;
   /** A second, unrelated CA plus a client certificate it signed. */
@@ -60,8 +70,16 @@ export async function createTestPki(commonName = 'pullplane-test-ca'): Promise<T
       });
     },
     clientCert(cn, opts = {}) {
-      return issueCertificate(ca, { commonName: cn, usage: 'client', uris: opts.uris });
+      return issueCertificate(ca, {
+        commonName: cn,
+        usage: 'client',
+        ...(opts.uris ? { uris: opts.uris } : {}),
+        ...(opts.kind ? { kind: opts.kind } : {}),
+      });
     },
+    agentCert: (name) => issueCertificate(ca, { commonName: name, usage: 'client', kind: 'agent' }),
+    callerCert: (agent) => issueCertificate(ca, { commonName: agent, usage: 'client', kind: 'caller' }),
+    proxyCert: (name) => issueCertificate(ca, { commonName: name, usage: 'client', kind: 'proxy' }),
     expiredClientCert(cn) {
       const now = Date.now();
       return issueCertificate(ca, {
