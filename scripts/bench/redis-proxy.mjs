@@ -58,8 +58,8 @@ const server = await issueCertificate(ca, {
   ipAddresses: ['127.0.0.1'],
   usage: 'both',
 });
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client' });
-const proxyCert = await issueCertificate(ca, { commonName: 'redis-proxy', usage: 'client' });
+const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
+const proxyCert = await issueCertificate(ca, { commonName: 'redis-proxy', usage: 'client', kind: 'proxy' });
 const caFile = file('ca.crt', ca.certPem);
 
 const principal = await startRedisServer();

@@ -65,8 +65,12 @@ const server = await issueCertificate(ca, {
   ipAddresses: ['127.0.0.1'],
   usage: 'both',
 });
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client' });
-const proxyCert = await issueCertificate(ca, { commonName: 'resource-proxy', usage: 'client' });
+const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
+const proxyCert = await issueCertificate(ca, {
+  commonName: 'resource-proxy',
+  usage: 'client',
+  kind: 'proxy',
+});
 const file = (name, body) => {
   const p = path.join(dir, name);
   writeFileSync(p, body);
@@ -252,6 +256,7 @@ for (const n of IDLE_SIZES) {
       '--insecure-plaintext',
       headerAuth,
       '--internal-auth=header:x-caller:^([a-z0-9-]+)$',
+      '--internal-allowed-clients=bench-proxy',
     ]),
     'stream gateway started',
   );

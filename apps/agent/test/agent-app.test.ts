@@ -23,7 +23,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'agent-app-'));
   const pki = await createTestPki();
   const server = await pki.serverCert(['localhost', '127.0.0.1']);
-  const client = await pki.clientCert('edge-1');
+  const client = await pki.agentCert('edge-1');
   const write = (name: string, body: string) => {
     const p = path.join(dir, name);
     writeFileSync(p, body);

@@ -54,7 +54,7 @@ describe('agent redis flags', () => {
 
   it('knows its own name from --agent-name or its client certificate', async () => {
     const pki = await createTestPki();
-    const cert = await pki.clientCert('east');
+    const cert = await pki.agentCert('east');
     const certPath = write('east.crt', cert.certPem);
     const keyPath = write('east.key', cert.keyPem);
     expect(ownName(load([`--tls-client-cert=${certPath}`, `--tls-client-key=${keyPath}`]))).toBe('east');
@@ -92,7 +92,7 @@ describe('agent app serving redis streams', () => {
       presenceRefreshMs: 30_000,
     });
     await gateway.start();
-    const cert = await pki.clientCert('east');
+    const cert = await pki.agentCert('east');
     const { config } = loadConfig(agentOptions, {
       argv: [
         '--server-address=127.0.0.1',

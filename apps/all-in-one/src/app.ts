@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { RedisExecutor } from '@pullplane/agent-core';
-import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
+import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
@@ -68,7 +68,7 @@ export async function createAllInOneApp(
   const names = Array.from({ length: c.agents }, (_, i) => `demo-${i + 1}`);
   const agentCerts = new Map<string, CertificateAndKey>();
   for (const name of names)
-    agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client' }));
+    agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client', kind: 'agent' }));
 
   const bus = createMemoryBus();
   const gateway = new Gateway({
@@ -94,7 +94,7 @@ export async function createAllInOneApp(
     credentials: credentials.createInsecure(),
     local: gateway,
   });
-  const callers = await TokenAuthority.generate({ audience: 'resource-proxy' });
+  const callers = await TokenAuthority.generate({ audience: CALLER_TOKEN_AUDIENCE });
   const resourceProxy = createResourceProxy({
     router,
     logger: logger.child({ component: 'resource-proxy' }),

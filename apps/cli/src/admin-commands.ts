@@ -1,8 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isDnsLabel, TokenAuthority } from '@pullplane/auth';
+import { AGENT_TOKEN_AUDIENCE, isDnsLabel, TokenAuthority } from '@pullplane/auth';
 import { connectNatsBus, type PresenceRecord } from '@pullplane/bus';
-import { createCertificateAuthority, describeCertificate, issueCertificate } from '@pullplane/pki';
+import {
+  type CredentialKind,
+  createCertificateAuthority,
+  describeCertificate,
+  issueCertificate,
+} from '@pullplane/pki';
 import { stringify } from 'yaml';
 import { agentManifests } from './agent-manifests.js';
 import { UsageError } from './kubeconfig-command.js';
@@ -14,7 +19,10 @@ function requireAgentName(name: string): void {
     throw new UsageError(`"${name}" is not an agent name (a DNS label: lower-case letters, digits, "-")`);
 }
 
-/** `ca init`: a new CA for agent client certificates (and, if wanted, the gateway's server certificate). */
+/**
+ * `ca init`: a new CA for client certificates (agents', callers', proxies': each carries its
+ * kind) and, if wanted, the servers' certificates.
+ */
 export async function caInit(o: {
   dir: string;
   commonName: string;
@@ -62,13 +70,11 @@ export async function agentCreate(o: AgentCreateOptions): Promise<Array<Record<s
     image: o.image,
   };
   if (o.caDir) {
-    const ca = {
-      certPem: readFileSync(path.join(o.caDir, 'ca.crt'), 'utf8'),
-      keyPem: readFileSync(path.join(o.caDir, 'ca.key'), 'utf8'),
-    };
+    const ca = readCa(o.caDir);
     const cert = await issueCertificate(ca, {
       commonName: o.name,
       usage: 'client',
+      kind: 'agent',
       validityDays: o.validityDays,
     });
     const gatewayCa = o.gatewayCaPath ? readFileSync(o.gatewayCaPath, 'utf8') : ca.certPem;
@@ -77,7 +83,7 @@ export async function agentCreate(o: AgentCreateOptions): Promise<Array<Record<s
       credentials: { kind: 'mtls', certPem: cert.certPem, keyPem: cert.keyPem, caPem: gatewayCa },
     });
   }
-  const tokens = await TokenAuthority.fromFile(o.tokenKeyPath!);
+  const tokens = await TokenAuthority.fromFile(o.tokenKeyPath!, { audience: AGENT_TOKEN_AUDIENCE });
   const token = await tokens.issue(o.name);
   return agentManifests({
     ...base,
@@ -87,6 +93,65 @@ export async function agentCreate(o: AgentCreateOptions): Promise<Array<Record<s
       ...(o.gatewayCaPath ? { caPem: readFileSync(o.gatewayCaPath, 'utf8') } : {}),
     },
   });
+}
+
+function readCa(caDir: string): { certPem: string; keyPem: string } {
+  return {
+    certPem: readFileSync(path.join(caDir, 'ca.crt'), 'utf8'),
+    keyPem: readFileSync(path.join(caDir, 'ca.key'), 'utf8'),
+  };
+}
+
+export interface CertCreateOptions {
+  name: string;
+  kind: CredentialKind;
+  caDir: string;
+  validityDays: number;
+  /** Name of the kubernetes.io/tls Secret to print. */
+  secretName?: string;
+  namespace: string;
+}
+
+/**
+ * `cert create`: a client certificate of one kind (agent, caller, proxy) as a
+ * kubernetes.io/tls Secret, for credentials `agent create` and `kubeconfig` do not issue
+ * (the proxies' certificates for the gateways' internal listener).
+ */
+export async function certCreate(o: CertCreateOptions): Promise<Record<string, unknown>> {
+  requireAgentName(o.name);
+  const ca = readCa(o.caDir);
+  const cert = await issueCertificate(ca, {
+    commonName: o.name,
+    usage: 'client',
+    kind: o.kind,
+    validityDays: o.validityDays,
+  });
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: o.secretName ?? `${o.name}-${o.kind}-tls`,
+      namespace: o.namespace,
+      labels: { 'app.kubernetes.io/part-of': 'pullplane', 'pullplane.io/credential-kind': o.kind },
+    },
+    stringData: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.certPem },
+  };
+}
+
+/** `token revoke`: every service refuses the token (by its `jti`) from now on. */
+export async function tokenRevoke(o: {
+  jti: string;
+  natsUrl: string;
+  reason: string;
+}): Promise<Record<string, string>> {
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(o.jti)) throw new UsageError(`"${o.jti}" is not a token id (jti)`);
+  const at = new Date().toISOString();
+  await withBus(o.natsUrl, async (bus) => {
+    await bus.revocations.add({ kind: 'token', jti: o.jti, reason: o.reason, at });
+    await bus.control.publish({ type: 'token-denied', jti: o.jti });
+  });
+  return { jti: o.jti, revokedAt: at, reason: o.reason };
 }
 
 export async function withBus<T>(

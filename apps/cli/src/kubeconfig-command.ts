@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { isDnsLabel, TokenAuthority } from '@pullplane/auth';
+import { CALLER_TOKEN_AUDIENCE, isDnsLabel, TokenAuthority } from '@pullplane/auth';
 import { connectNatsBus } from '@pullplane/bus';
 import { issueCertificate } from '@pullplane/pki';
 import { agentServerUrl, type KubeconfigEntry, renderKubeconfig } from '@pullplane/resource-proxy';
@@ -16,7 +16,7 @@ export interface KubeconfigCommandOptions {
   tokenKeyPath?: string;
   tokenTtl?: number;
   subject?: string;
-  /** Certificate mode: the CA the proxy trusts for client certificates (CN = agent). */
+  /** Certificate mode: the CA the proxy trusts for caller certificates (CN = agent). */
   clientCaCertPath?: string;
   clientCaKeyPath?: string;
   output?: string;
@@ -53,7 +53,7 @@ export async function buildKubeconfig(o: KubeconfigCommandOptions): Promise<stri
     throw new UsageError('--client-ca-cert and --client-ca-key go together');
   const caPem = o.caPath ? readFileSync(o.caPath, 'utf8') : undefined;
   const authority = tokenMode
-    ? await TokenAuthority.fromFile(o.tokenKeyPath!, { audience: 'resource-proxy' })
+    ? await TokenAuthority.fromFile(o.tokenKeyPath!, { audience: CALLER_TOKEN_AUDIENCE })
     : undefined;
   const ca = certMode
     ? { certPem: readFileSync(o.clientCaCertPath!, 'utf8'), keyPem: readFileSync(o.clientCaKeyPath!, 'utf8') }
@@ -75,7 +75,13 @@ export async function buildKubeconfig(o: KubeconfigCommandOptions): Promise<stri
       });
       entries.push({ ...base, token });
     } else {
-      const cert = await issueCertificate(ca!, { commonName: agent, usage: 'client', validityDays: 90 });
+      // A caller certificate: it reaches this agent's cluster, and never opens its tunnel.
+      const cert = await issueCertificate(ca!, {
+        commonName: agent,
+        usage: 'client',
+        kind: 'caller',
+        validityDays: 90,
+      });
       entries.push({ ...base, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem });
     }
   }

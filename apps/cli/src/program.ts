@@ -8,9 +8,11 @@ import {
   agentList,
   agentRevoke,
   caInit,
+  certCreate,
   type OutputFormat,
   presenceTable,
   render,
+  tokenRevoke,
 } from './admin-commands.js';
 import { buildKubeconfig, type KubeconfigCommandOptions, UsageError } from './kubeconfig-command.js';
 
@@ -45,7 +47,10 @@ function kubeconfigOptions(cmd: Command): Command {
       positiveInt,
     )
     .option('--subject <name>', 'who the token is for (logged by the proxy)', 'kubectl')
-    .option('--client-ca-cert <file>', 'CA the proxy trusts for client certificates: issue certificates')
+    .option(
+      '--client-ca-cert <file>',
+      'CA the proxy trusts for client certificates: issue caller certificates',
+    )
     .option('--client-ca-key <file>', 'private key of --client-ca-cert')
     .option('--file <path>', 'write the kubeconfig here (mode 0600) instead of stdout')
     .addOption(output(['yaml', 'json'], 'yaml'));
@@ -71,7 +76,9 @@ export function buildProgram(io: Io): Command {
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
 
-  const ca = program.command('ca').description('The certificate authority for agent client certificates.');
+  const ca = program
+    .command('ca')
+    .description("The certificate authority for agents', callers' and proxies' client certificates.");
   ca.command('init')
     .description('Create a CA (ca.crt, ca.key with mode 0600).')
     .requiredOption('--dir <dir>', 'where to write it')
@@ -80,6 +87,37 @@ export function buildProgram(io: Io): Command {
     .addOption(output(['yaml', 'json'], 'yaml'))
     .action(async (o) =>
       io.out(render(await caInit({ dir: o.dir, commonName: o.commonName, force: o.force }), o.output)),
+    );
+
+  program
+    .command('cert')
+    .description('Client certificates of one credential kind.')
+    .command('create <name>')
+    .description(
+      "Issue a client certificate of one kind (proxy: a proxy's certificate for the gateways' internal listener) as a kubernetes.io/tls Secret.",
+    )
+    .addOption(
+      new Option('--kind <kind>', 'agent, caller or proxy')
+        .choices(['agent', 'caller', 'proxy'])
+        .makeOptionMandatory(),
+    )
+    .requiredOption('--ca-dir <dir>', 'CA from `ca init`')
+    .option('--secret-name <name>', 'name of the Secret (default <name>-<kind>-tls)')
+    .option('--namespace <ns>', 'namespace of the Secret', 'argocd')
+    .option('--validity-days <days>', 'certificate lifetime', positiveInt, 365)
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (name: string, o) => io.out(render(await certCreate({ name, ...o }), o.output)));
+
+  program
+    .command('token')
+    .description('Bearer tokens.')
+    .command('revoke <jti>')
+    .description('Revoke one token by its jti: every gateway and resource proxy refuses it from now on.')
+    .requiredOption('--nats-url <url>', 'NATS shared by the services')
+    .option('--reason <text>', 'why (logged by the services)', 'revoked by an administrator')
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (jti: string, o) =>
+      io.out(render(await tokenRevoke({ jti, natsUrl: o.natsUrl, reason: o.reason }), o.output)),
     );
 
   const agent = program.command('agent').description('Onboard, inspect and revoke agents.');
@@ -91,7 +129,7 @@ export function buildProgram(io: Io): Command {
       'the gateway as the agent reaches it (argocd-agent-principal Service or LB)',
     )
     .option('--server-port <port>', 'gateway port', port, 8443)
-    .option('--ca-dir <dir>', 'CA from `ca init`: issue a client certificate (CN = agent name)')
+    .option('--ca-dir <dir>', 'CA from `ca init`: issue an agent certificate (CN = agent name)')
     .option('--token-key-path <file>', "the gateway's --token-key-path: issue a bearer token instead")
     .option('--gateway-ca-path <file>', "CA of the gateway's server certificate (default: the --ca-dir CA)")
     .option('--namespace <ns>', 'namespace on the workload cluster', 'argocd')

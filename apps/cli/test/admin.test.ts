@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TokenAuthority } from '@pullplane/auth';
+import { AGENT_TOKEN_AUDIENCE, CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { connectNatsBus } from '@pullplane/bus';
 import { describeCertificate } from '@pullplane/pki';
 import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
@@ -70,11 +70,13 @@ describe('pullplane ca and agent', () => {
     });
     const cert = describeCertificate(docs[1]!.stringData!['tls.crt']!);
     expect(cert.commonName).toBe('east');
+    // An agent credential, and nothing else: the gateway's agent listener accepts only this kind.
+    expect(cert.uris).toEqual(['spiffe://pullplane/agent/east']);
     expect(docs[1]!.stringData!['ca.crt']).toBe(readFileSync(path.join(caDir(), 'ca.crt'), 'utf8'));
   });
 
   it('agent create can issue a bearer token the gateway verifies instead', async () => {
-    const gatewayKey = await TokenAuthority.generate();
+    const gatewayKey = await TokenAuthority.generate({ audience: AGENT_TOKEN_AUDIENCE });
     const keyFile = path.join(dir, 'gateway-jwt.key');
     writeFileSync(keyFile, gatewayKey.exportPrivateKeyPem());
     const r = await cli(
@@ -92,6 +94,41 @@ describe('pullplane ca and agent', () => {
     const docs = JSON.parse(r.out) as Manifest[];
     expect(docs[0]!.data!['agent.creds']).toBe('token:/app/config/credentials/token');
     expect(await gatewayKey.verify(docs[1]!.stringData!.token!)).toMatchObject({ agent: 'west' });
+    // An agent token is not a caller token: the resource proxy's verifier refuses it.
+    const asCaller = await TokenAuthority.fromFile(keyFile, { audience: CALLER_TOKEN_AUDIENCE });
+    await expect(asCaller.verify(docs[1]!.stringData!.token!)).rejects.toMatchObject({
+      code: 'TOKEN_WRONG_AUDIENCE',
+    });
+  });
+
+  it('cert create issues a proxy certificate as a kubernetes.io/tls Secret', async () => {
+    const r = await cli(
+      'cert',
+      'create',
+      'argocd-agent-resource-proxy',
+      '--kind',
+      'proxy',
+      '--ca-dir',
+      caDir(),
+      '--secret-name',
+      'argocd-agent-resource-proxy-client-tls',
+      '--output',
+      'json',
+    );
+    expect(r.code).toBe(0);
+    const secret = JSON.parse(r.out) as Manifest & { type: string };
+    expect([secret.kind, secret.type, secret.metadata.name]).toEqual([
+      'Secret',
+      'kubernetes.io/tls',
+      'argocd-agent-resource-proxy-client-tls',
+    ]);
+    const cert = describeCertificate(secret.stringData!['tls.crt']!);
+    expect([cert.commonName, cert.uris]).toEqual([
+      'argocd-agent-resource-proxy',
+      ['spiffe://pullplane/proxy/argocd-agent-resource-proxy'],
+    ]);
+    const bad = await cli('cert', 'create', 'x', '--kind', 'admin', '--ca-dir', caDir());
+    expect(bad.code).toBe(2);
   });
 
   it('agent list shows connected agents from presence', async () => {
@@ -132,6 +169,25 @@ describe('pullplane ca and agent', () => {
     const bus = await connectNatsBus({ servers: nats.url, name: 'check' });
     expect(await bus.revocations.list()).toEqual([expect.objectContaining({ kind: 'agent', agent: 'east' })]);
     await bus.close();
+  });
+
+  it('token revoke records a durable token revocation and announces it', async () => {
+    const bus = await connectNatsBus({ servers: nats.url, name: 'watcher' });
+    const announced = new Promise<unknown>((resolve) =>
+      bus.control.subscribe((ev) => {
+        if (ev.type === 'token-denied') resolve(ev);
+      }),
+    );
+    try {
+      const r = await cli('token', 'revoke', 'c0ffee-1', '--nats-url', nats.url, '--output', 'json');
+      expect(r.code).toBe(0);
+      expect(await announced).toEqual({ type: 'token-denied', jti: 'c0ffee-1' });
+      expect(await bus.revocations.list()).toContainEqual(
+        expect.objectContaining({ kind: 'token', jti: 'c0ffee-1' }),
+      );
+    } finally {
+      await bus.close();
+    }
   });
 
   it.each([

@@ -57,7 +57,7 @@ describe('pullplane kubeconfig', () => {
     expect(verified).toMatchObject({ agent: 'kubectl', agents: ['west'] });
   });
 
-  it('issues client certificates named after each agent, written with mode 0600', async () => {
+  it('issues caller certificates named after each agent, written with mode 0600', async () => {
     const ca = await createCertificateAuthority({ commonName: 'proxy-clients' });
     writeFileSync(path.join(dir, 'ca.crt'), ca.certPem);
     writeFileSync(path.join(dir, 'ca.key'), ca.keyPem);
@@ -76,6 +76,8 @@ describe('pullplane kubeconfig', () => {
     const kc = parse(readFileSync(out, 'utf8')) as Kubeconfig;
     const pem = Buffer.from(kc.users[0]!.user['client-certificate-data']!, 'base64').toString();
     expect(describeCertificate(pem).commonName).toBe('east');
+    // A caller credential: the resource proxy accepts it, the gateway's agent listener never does.
+    expect(describeCertificate(pem).uris).toEqual(['spiffe://pullplane/caller/east']);
   });
 
   it('lists every connected agent from presence with --all', async () => {

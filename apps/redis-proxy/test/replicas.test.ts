@@ -82,7 +82,7 @@ beforeAll(async () => {
   });
   await gateway.start();
 
-  const agentCert = await pki.clientCert('agent-a');
+  const agentCert = await pki.agentCert('agent-a');
   executor = new RedisExecutor({
     agentName: 'agent-a',
     endpoint: { host: agentRedis.host, port: agentRedis.port },
@@ -106,7 +106,7 @@ beforeAll(async () => {
   });
   agent.start();
 
-  const proxyCert = await pki.clientCert('redis-proxy');
+  const proxyCert = await pki.proxyCert('redis-proxy');
   for (let i = 0; i < 2; i++) {
     const { config } = loadConfig(redisProxyOptions, {
       argv: [

@@ -1,5 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
+import {
+  type AuthMethod,
+  AuthMethodError,
+  CALLER_TOKEN_AUDIENCE,
+  type HeaderAuthMethod,
+  InMemoryDenyList,
+  parseAuthMethod,
+  TokenAuthority,
+} from '@pullplane/auth';
+import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
@@ -9,14 +18,29 @@ export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
 
 const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 
+/** `--auth` with the mesh presets pinned to the callers' trust domain and namespaces. */
+export function callerAuthMethod(c: ResourceProxyConfig): AuthMethod {
+  const mesh =
+    c.meshTrustDomain && c.meshCallerNamespaces.length > 0
+      ? { trustDomain: c.meshTrustDomain, namespaces: c.meshCallerNamespaces }
+      : undefined;
+  return parseAuthMethod(c.auth, { mesh });
+}
+
 export function validateResourceProxyConfig(c: ResourceProxyConfig): string[] {
   if (!c.enableResourceProxy) return [];
   const problems: string[] = [];
   let kind: string | undefined;
   try {
-    kind = parseAuthMethod(c.auth).kind;
+    kind = callerAuthMethod(c).kind;
   } catch (err) {
-    problems.push(`--auth: ${err instanceof AuthMethodError ? err.message : String(err)}`);
+    if (err instanceof AuthMethodError && err.code === 'AUTH_METHOD_MESH_UNPINNED') {
+      problems.push(
+        `--auth=${c.auth} admits any workload whose service account has an allowed name unless it is pinned: set --mesh-trust-domain and --mesh-caller-namespaces (${err.message}), or give an explicit --auth=header:<name>:<regex>`,
+      );
+    } else {
+      problems.push(`--auth: ${err instanceof AuthMethodError ? err.message : String(err)}`);
+    }
   }
   if (kind === 'token')
     problems.push('--auth=token is not a caller method here: set --token-key-path with --auth=mtls');
@@ -52,6 +76,36 @@ export function validateResourceProxyConfig(c: ResourceProxyConfig): string[] {
   return problems;
 }
 
+/** A probe identity no real mesh issues: a header pattern that accepts it is not pinned. */
+const UNPINNED_PROBES: Record<string, string> = {
+  'x-forwarded-client-cert': 'URI=spiffe://pullplane-probe.invalid/ns/pullplane-probe/sa/probe-caller',
+  'l5d-client-id': 'probe-caller.pullplane-probe.serviceaccount.identity.linkerd.pullplane-probe.invalid',
+};
+
+/** What an operator should know about a configuration that is accepted but weaker than it could be. */
+export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
+  const warnings: string[] = [];
+  if (c.insecurePlaintext && c.allowInsecureNonLoopback && !isLoopback(c.listenHost)) {
+    warnings.push(
+      '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
+    );
+  }
+  if (c.auth.startsWith('header:')) {
+    try {
+      const method = parseAuthMethod(c.auth);
+      const probe = method.kind === 'header' ? UNPINNED_PROBES[method.header] : undefined;
+      if (method.kind === 'header' && probe && method.pattern.test(probe)) {
+        warnings.push(
+          `--auth=${c.auth} accepts identities from any trust domain and namespace; prefer the preset with --mesh-trust-domain and --mesh-caller-namespaces`,
+        );
+      }
+    } catch {
+      // Reported by validation.
+    }
+  }
+  return warnings;
+}
+
 export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
 
 export type ResourceProxyApp = ProxyReplica<ResourceProxy>;
@@ -62,15 +116,33 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
   return createProxyReplica(
     c,
     { ...deps, name: 'resource-proxy' },
-    async (router) => {
-      const method = parseAuthMethod(c.auth);
+    async (router, bus) => {
+      const method = callerAuthMethod(c);
+      // Revocations from the bus, as the gateways get them: revoked tokens (by jti) are
+      // refused, and a revoked agent is unreachable whatever the credentials.
+      const denyList = new InMemoryDenyList();
+      const revokedAgents = new Set<string>();
+      const stopRevocations = await followRevocations(bus, {
+        agentRevoked(agent, reason) {
+          if (revokedAgents.has(agent)) return;
+          revokedAgents.add(agent);
+          logger.info({ agent, reason }, 'agent revoked; refusing requests for it');
+        },
+        tokenRevoked: (jti) => denyList.deny({ kind: 'token', jti }),
+      });
       const auth: CallerAuthOptions = {
         ...(c.tokenKeyPath
-          ? { tokens: await TokenAuthority.fromFile(c.tokenKeyPath, { audience: 'resource-proxy' }) }
+          ? {
+              tokens: await TokenAuthority.fromFile(c.tokenKeyPath, {
+                audience: CALLER_TOKEN_AUDIENCE,
+                denyList,
+              }),
+            }
           : {}),
         ...(method.kind === 'header'
           ? { meshIdentity: { method: method as HeaderAuthMethod, allowed: c.allowedCallers } }
           : {}),
+        isRevoked: (agent) => revokedAgents.has(agent),
       };
       const proxy = createResourceProxy({
         router,
@@ -92,7 +164,16 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
       });
-      return proxy;
+      return {
+        get port() {
+          return proxy.port;
+        },
+        listen: () => proxy.listen(),
+        async close(graceMs?: number) {
+          stopRevocations();
+          await proxy.close(graceMs);
+        },
+      };
     },
     () => ({ auth: c.auth }),
   );

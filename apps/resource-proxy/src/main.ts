@@ -1,6 +1,6 @@
 import { parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
-import { createResourceProxyApp, validateResourceProxyConfig } from './app.js';
+import { createResourceProxyApp, resourceProxyStartupWarnings, validateResourceProxyConfig } from './app.js';
 import { resourceProxyOptions } from './options.js';
 
 const { config } = parseOrExit(resourceProxyOptions, {
@@ -16,6 +16,7 @@ if (!config.enableResourceProxy) {
   logger.info('resource proxy is disabled (--enable-resource-proxy=false); exiting');
   process.exit(0);
 }
+for (const warning of resourceProxyStartupWarnings(config)) logger.warn(warning);
 const app = createResourceProxyApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
 app.start().catch((err: unknown) => {

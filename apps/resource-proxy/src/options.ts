@@ -47,7 +47,8 @@ export const resourceProxyOptions = defineOptions([
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH',
     paramsKey: 'principal.resource-proxy.ca.path',
-    description: 'CA that client certificates (one per agent, CN = agent name) must chain to.',
+    description:
+      'CA that caller certificates must chain to (one per agent: CN = agent name, issued by `pullplane kubeconfig`).',
   },
   {
     flag: 'token-key-path',
@@ -79,6 +80,21 @@ export const resourceProxyOptions = defineOptions([
     paramsKey: 'principal.resource-proxy.auth',
     description:
       'Caller authentication: mtls (client certificates, plus bearer tokens when --token-key-path is set), or a mesh identity header (header:<name>:<regex>, istio, linkerd) checked against --allowed-callers.',
+  },
+  {
+    flag: 'mesh-trust-domain',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN',
+    paramsKey: 'principal.mesh.trust-domain',
+    description: 'Trust domain of mesh identities (e.g. cluster.local); required by --auth=istio|linkerd.',
+  },
+  {
+    flag: 'mesh-caller-namespaces',
+    type: 'list',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_MESH_CALLER_NAMESPACES',
+    paramsKey: 'principal.resource-proxy.mesh.caller-namespaces',
+    description:
+      "Namespaces of the callers (Argo CD's); --auth=istio|linkerd admits only their service accounts.",
   },
   {
     flag: 'allowed-callers',

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
 let h: Harness;
-let agentCert: { certPem: string; keyPem: string };
+let callerCert: { certPem: string; keyPem: string };
 beforeAll(async () => {
   h = await startHarness();
-  agentCert = await h.pki.clientCert('agent-a');
+  callerCert = await h.pki.callerCert('agent-a');
 }, 60_000);
 afterAll(async () => {
   await h?.close();
@@ -34,7 +34,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
   });
 
   it('403 when the credentials do not cover the agent asked for', async () => {
-    const r = await h.call('GET', '/clusters/agent-b/api', { cert: agentCert });
+    const r = await h.call('GET', '/clusters/agent-b/api', { cert: callerCert });
     expect(r.status).toBe(403);
     expect(status(r.body).message).toMatch(/may not reach agent agent-b/);
     const scoped = await h.tokens.issue('argocd-server', { agents: ['agent-c'] });
@@ -77,7 +77,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
   it('strips impersonation, cookies and identity headers before the agent', async () => {
     h.cluster.clearRequests();
     const r = await h.call('GET', '/api/v1/namespaces/demo/pods', {
-      cert: agentCert,
+      cert: callerCert,
       headers: {
         'impersonate-user': 'system:admin',
         'impersonate-group': 'system:masters',
@@ -99,7 +99,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
       metadata: { name: 'big' },
       data: { x: 'y'.repeat(70_000) },
     });
-    const r = await h.call('POST', '/api/v1/namespaces/demo/configmaps', { cert: agentCert, body: big });
+    const r = await h.call('POST', '/api/v1/namespaces/demo/configmaps', { cert: callerCert, body: big });
     expect(r.status).toBe(413);
     expect(status(r.body).reason).toBe('RequestEntityTooLarge');
   });
@@ -122,7 +122,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
         : undefined,
     );
     try {
-      const r = await h.call('GET', '/api/v1/namespaces/demo/secrets', { cert: agentCert });
+      const r = await h.call('GET', '/api/v1/namespaces/demo/secrets', { cert: callerCert });
       expect(r.status).toBe(403);
       expect(status(r.body).message).toMatch(/cannot list resource "secrets"/);
     } finally {
@@ -134,7 +134,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     h.cluster.setFault((req) => (req.path.endsWith('/services') ? { hang: true } : undefined));
     try {
       const started = Date.now();
-      const r = await h.call('GET', '/api/v1/namespaces/demo/services', { cert: agentCert });
+      const r = await h.call('GET', '/api/v1/namespaces/demo/services', { cert: callerCert });
       expect(r.status).toBe(504);
       expect(status(r.body).reason).toBe('Timeout');
       expect(Date.now() - started).toBeLessThan(4_000);
@@ -146,7 +146,7 @@ describe('every failure is a Kubernetes Status with the right code', () => {
   it('500 when the cluster API itself fails', async () => {
     h.cluster.setFault((req) => (req.path.endsWith('/endpoints') ? { destroy: true } : undefined));
     try {
-      const r = await h.call('GET', '/api/v1/namespaces/demo/endpoints', { cert: agentCert });
+      const r = await h.call('GET', '/api/v1/namespaces/demo/endpoints', { cert: callerCert });
       expect(r.status).toBe(500);
       expect(status(r.body).message).toMatch(/cluster API/);
     } finally {
@@ -166,7 +166,7 @@ describe('an agent with the resource proxy disabled', () => {
   });
 
   it('answers at once with a Status saying so, never by timing out', async () => {
-    const cert = await off.pki.clientCert('agent-a');
+    const cert = await off.pki.callerCert('agent-a');
     const started = Date.now();
     const r = await off.call('GET', '/api', { cert });
     expect(r.status).toBe(503);
@@ -186,7 +186,7 @@ describe('an agent with --resource-proxy-filter=none', () => {
   });
 
   it('shows unmanaged objects too (the documented risk)', async () => {
-    const cert = await open.pki.clientCert('agent-a');
+    const cert = await open.pki.callerCert('agent-a');
     const r = await open.call('GET', '/api/v1/namespaces/demo/configmaps/unmanaged-config', { cert });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ metadata: { name: 'unmanaged-config' } });

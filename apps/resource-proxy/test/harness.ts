@@ -31,7 +31,7 @@ export interface Harness {
   agent: Agent;
   app: ResourceProxyApp;
   proxyUrl: string;
-  /** kubectl config using agent-a's client certificate (direct mode). */
+  /** kubectl config using a caller certificate for agent-a (direct mode). */
   certKubeconfig: string;
   /** kubectl config using a caller token scoped to agent-a, server URL with /clusters/agent-a. */
   tokenKubeconfig: string;
@@ -104,7 +104,8 @@ export async function startHarness(
   });
   await gateway.start();
 
-  const agentCert = await pki.clientCert('agent-a');
+  const agentCert = await pki.agentCert('agent-a');
+  const callerCert = await pki.callerCert('agent-a');
   const kc = new KubeConfig();
   kc.loadFromString(cluster.kubeconfig());
   const agent = new Agent({
@@ -128,7 +129,7 @@ export async function startHarness(
   agent.start();
 
   const tokens = await TokenAuthority.generate({ audience: 'resource-proxy' });
-  const proxyClient = await pki.clientCert('resource-proxy');
+  const proxyClient = await pki.proxyCert('resource-proxy');
   const { config } = loadConfig(resourceProxyOptions, {
     argv: [
       '--listen-host=127.0.0.1',
@@ -167,8 +168,8 @@ export async function startHarness(
         name: 'agent-a',
         server: proxyUrl,
         caPem: pki.ca.certPem,
-        clientCertPem: agentCert.certPem,
-        clientKeyPem: agentCert.keyPem,
+        clientCertPem: callerCert.certPem,
+        clientKeyPem: callerCert.keyPem,
       },
     ]),
   );

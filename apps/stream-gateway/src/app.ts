@@ -118,7 +118,7 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
   }
   if (internal?.kind === 'header' && c.internalAllowedClients.length === 0) {
     problems.push(
-      '--internal-auth with a mesh identity needs --internal-allowed-clients (the proxies\' service accounts): in a shared trust domain an agent\'s identity looks just like a proxy\'s',
+      "--internal-auth with a mesh identity needs --internal-allowed-clients (the proxies' service accounts): in a shared trust domain an agent's identity looks just like a proxy's",
     );
   }
   return problems;

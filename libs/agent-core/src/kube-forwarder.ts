@@ -21,7 +21,12 @@ import { parse as parseYaml } from 'yaml';
 import { KubeClient } from './kube-client.js';
 import { ManagedGate } from './managed-gate.js';
 
-/** Headers that describe one hop, or carry the caller's credentials: never forwarded. */
+/**
+ * Headers that describe one hop, or carry the caller's credentials or identity: never
+ * forwarded. The resource proxy strips the identity headers too; stripping them here as well
+ * means a cluster API server that trusts a front proxy (X-Remote-User, X-Remote-Group,
+ * X-Remote-Extra-*) can never be handed an identity through the tunnel.
+ */
 const STRIPPED_REQUEST = new Set([
   'connection',
   'keep-alive',
@@ -35,7 +40,12 @@ const STRIPPED_REQUEST = new Set([
   'host',
   'authorization',
   'cookie',
+  'x-remote-user',
+  'x-remote-group',
+  'x-forwarded-client-cert',
+  'l5d-client-id',
 ]);
+const STRIPPED_REQUEST_PREFIX = 'x-remote-extra-';
 const STRIPPED_RESPONSE = new Set([
   'connection',
   'keep-alive',
@@ -178,7 +188,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const reqHeaders: Record<string, string | string[]> = {};
     for (const h of headers) {
       const name = h.name.toLowerCase();
-      if (STRIPPED_REQUEST.has(name) || (name.startsWith('impersonate-') && !opts.allowImpersonation))
+      if (
+        STRIPPED_REQUEST.has(name) ||
+        name.startsWith(STRIPPED_REQUEST_PREFIX) ||
+        (name.startsWith('impersonate-') && !opts.allowImpersonation)
+      )
         continue;
       const prev = reqHeaders[name];
       reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);

@@ -75,19 +75,19 @@ export interface ParseAuthOptions {
 }
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The header spec a pinned preset stands for. */
 export function presetAuthSpec(preset: 'istio' | 'linkerd', mesh: MeshPinning): string {
-  const namespaces = `(?:${mesh.namespaces.map(escape).join('|')})`;
-  const td = escape(mesh.trustDomain);
+  const namespaces = `(?:${mesh.namespaces.map(escapeRegex).join('|')})`;
+  const td = escapeRegex(mesh.trustDomain);
   return preset === 'istio'
     ? `header:x-forwarded-client-cert:^URI=spiffe://${td}/ns/${namespaces}/sa/([^/]+)$`
     : `header:l5d-client-id:^([^.]+)\\.${namespaces}\\.serviceaccount\\.identity\\.linkerd\\.${td}$`;
 }
 
 function checkPinning(spec: string, mesh: MeshPinning | undefined): MeshPinning {
-  if (!mesh || !mesh.trustDomain || mesh.namespaces.length === 0) {
+  if (!mesh?.trustDomain || mesh.namespaces.length === 0) {
     throw new AuthMethodError(
       AuthMethodErrorCode.MeshUnpinned,
       `auth method ${JSON.stringify(spec)} needs the trust domain and the namespace(s) of the identities it admits (otherwise any workload whose service account has the right name is accepted)`,

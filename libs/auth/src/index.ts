@@ -1,3 +1,5 @@
+/** Re-exported so services need not depend on the issuing library to name a kind. */
+export type { CredentialKind } from '@pullplane/pki';
 export {
   type AuthMethod,
   DEFAULT_AUTH_SPEC,
@@ -62,5 +64,3 @@ export {
   type XfccElement,
   type XfccParseOptions,
 } from './xfcc-parser.js';
-/** Re-exported so services need not depend on the issuing library to name a kind. */
-export type { CredentialKind } from '@pullplane/pki';

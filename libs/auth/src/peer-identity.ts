@@ -57,7 +57,10 @@ function checkKind(
   const marking = readCredentialMarking(cert.uris);
   const name = identity.identity.agent;
   if (marking.marked === 'invalid') {
-    return reject(IdentityErrorCode.CredentialKindInvalid, `client certificate ${quote(cert.subject)}: ${marking.reason}`);
+    return reject(
+      IdentityErrorCode.CredentialKindInvalid,
+      `client certificate ${quote(cert.subject)}: ${marking.reason}`,
+    );
   }
   if (marking.marked === false) {
     if (policy.allowUnmarked) return { ok: true, identity: { ...identity.identity, kind: 'unmarked' } };
@@ -131,7 +134,8 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
     case 'uri': {
       for (const uri of cert.uris) {
         const match = method.pattern.exec(uri);
-        if (match) return done(identityFromMatch(match, 'mtls', uri, `client certificate URI ${quote(uri)}`), cert);
+        if (match)
+          return done(identityFromMatch(match, 'mtls', uri, `client certificate URI ${quote(uri)}`), cert);
       }
       return reject(
         IdentityErrorCode.NoMatch,

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AuthMethodError, AuthMethodErrorCode, DEFAULT_AUTH_SPEC, parseAuthMethod } from '../src/index.js';
+import {
+  AuthMethodError,
+  AuthMethodErrorCode,
+  DEFAULT_AUTH_SPEC,
+  parseAuthMethod,
+  presetAuthSpec,
+  UNPINNED_PRESET_SPECS,
+} from '../src/index.js';
 
 describe('parseAuthMethod', () => {
   it('parses mtls and its argocd-agent regex forms', () => {
@@ -17,27 +24,58 @@ describe('parseAuthMethod', () => {
     );
   });
 
-  it("expands the istio and linkerd presets to the guide's exact regexes", () => {
-    const istio = parseAuthMethod('istio');
+  it('refuses the istio and linkerd presets without a trust domain and namespaces', () => {
+    for (const spec of ['istio', 'linkerd']) {
+      for (const mesh of [
+        undefined,
+        { trustDomain: '', namespaces: ['argocd'] },
+        { trustDomain: 'cluster.local', namespaces: [] },
+        { trustDomain: 'cluster.local', namespaces: ['Bad_NS'] },
+        { trustDomain: 'evil/x', namespaces: ['argocd'] },
+      ]) {
+        let error: unknown;
+        try {
+          parseAuthMethod(spec, { mesh });
+        } catch (err) {
+          error = err;
+        }
+        expect(error).toBeInstanceOf(AuthMethodError);
+        expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.MeshUnpinned);
+      }
+    }
+  });
+
+  it('pins the presets to the trust domain and namespaces given', () => {
+    const mesh = { trustDomain: 'cluster.local', namespaces: ['argocd', 'agents'] };
+    const istio = parseAuthMethod('istio', { mesh });
     expect(istio).toMatchObject({
       kind: 'header',
       header: 'x-forwarded-client-cert',
       preset: 'istio',
       spec: 'istio',
+      pinning: mesh,
     });
     expect(istio.kind === 'header' && istio.pattern.source).toBe(
+      '^URI=spiffe:\\/\\/cluster\\.local\\/ns\\/(?:argocd|agents)\\/sa\\/([^/]+)$',
+    );
+    const linkerd = parseAuthMethod('linkerd', { mesh });
+    expect(linkerd).toMatchObject({ kind: 'header', header: 'l5d-client-id', preset: 'linkerd' });
+    expect(linkerd.kind === 'header' && linkerd.pattern.source).toBe(
+      '^([^.]+)\\.(?:argocd|agents)\\.serviceaccount\\.identity\\.linkerd\\.cluster\\.local$',
+    );
+    expect(presetAuthSpec('istio', mesh)).toBe(
+      'header:x-forwarded-client-cert:^URI=spiffe://cluster\\.local/ns/(?:argocd|agents)/sa/([^/]+)$',
+    );
+  });
+
+  it("still accepts the guide's regexes when spelled out, as given", () => {
+    const spelled = parseAuthMethod(UNPINNED_PRESET_SPECS.istio);
+    expect(spelled.kind === 'header' && spelled.pattern.source).toBe(
       /^.*URI=spiffe:\/\/[^/]+\/ns\/[^/]+\/sa\/([^,;]+)/.source,
     );
-    const linkerd = parseAuthMethod('linkerd');
-    expect(linkerd).toMatchObject({ kind: 'header', header: 'l5d-client-id', preset: 'linkerd' });
+    expect(spelled).not.toHaveProperty('preset');
+    const linkerd = parseAuthMethod(UNPINNED_PRESET_SPECS.linkerd);
     expect(linkerd.kind === 'header' && linkerd.pattern.source).toBe('^([^.]+)\\..*');
-    // The spelled-out form from argocd-agent's docs means the same.
-    const spelled = parseAuthMethod(
-      'header:x-forwarded-client-cert:^.*URI=spiffe://[^/]+/ns/[^/]+/sa/([^,;]+)',
-    );
-    expect(spelled.kind === 'header' && istio.kind === 'header' && spelled.pattern.source).toBe(
-      istio.kind === 'header' && istio.pattern.source,
-    );
   });
 
   it('splits header specs at the first two colons only', () => {

@@ -1,4 +1,9 @@
-import { type HeaderAuthMethod, parseAuthMethod } from '../src/index.js';
+import {
+  type HeaderAuthMethod,
+  type MeshPinning,
+  parseAuthMethod,
+  UNPINNED_PRESET_SPECS,
+} from '../src/index.js';
 
 /** Header values in the exact shapes Istio's Envoy and Linkerd's proxy produce. */
 export const HASH_A = 'd2b9f4b1c3a7e5f60718293a4b5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d5e6f';
@@ -23,8 +28,15 @@ export const ISTIO_VIA_INGRESS = `${istioElement('agent-b', INGRESS, HASH_B)},By
 
 export const LINKERD_AGENT_A = 'agent-a.argocd.serviceaccount.identity.linkerd.cluster.local';
 
-export const headerMethod = (spec: string): HeaderAuthMethod => {
-  const method = parseAuthMethod(spec);
+/** Where the fixtures' agents live: the presets are pinned to it unless told otherwise. */
+export const ARGOCD_PIN: MeshPinning = { trustDomain: 'cluster.local', namespaces: ['argocd'] };
+
+export const headerMethod = (spec: string, mesh: MeshPinning = ARGOCD_PIN): HeaderAuthMethod => {
+  const method = parseAuthMethod(spec, { mesh });
   if (method.kind !== 'header') throw new Error(`${spec} is not a header method`);
   return method;
 };
+
+/** The seed's unpinned expansions, which operators may still pass explicitly as header:…. */
+export const SEED_ISTIO = headerMethod(UNPINNED_PRESET_SPECS.istio);
+export const SEED_LINKERD = headerMethod(UNPINNED_PRESET_SPECS.linkerd);

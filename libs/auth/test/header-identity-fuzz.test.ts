@@ -6,11 +6,14 @@ import {
   ISTIO_FORGED_THEN_REAL,
   ISTIO_VIA_INGRESS,
   LINKERD_AGENT_A,
+  SEED_ISTIO,
+  SEED_LINKERD,
 } from './fixtures.js';
 import { int, pick, prng } from './prng.js';
 
-const istio = headerMethod('istio');
-const linkerd = headerMethod('linkerd');
+// Both the pinned presets and the seed's explicit expansions go through the same extraction.
+const istios = [headerMethod('istio'), SEED_ISTIO] as const;
+const linkerds = [headerMethod('linkerd'), SEED_LINKERD] as const;
 const XFCC = 'x-forwarded-client-cert';
 const L5D = 'l5d-client-id';
 
@@ -57,23 +60,31 @@ describe('extractHeaderIdentity: fuzz (seeded)', () => {
     expect(last?.uri.some((uri) => uri.endsWith(`/sa/${agent}`) && uri.startsWith('spiffe://'))).toBe(true);
   }
 
-  it('mutated Istio headers yield only sound DNS-label identities', () => {
-    const random = prng(42);
-    const seeds = [ISTIO_AGENT_A, ISTIO_FORGED_THEN_REAL, ISTIO_VIA_INGRESS];
-    let accepted = 0;
-    for (let n = 0; n < 4000; n++) {
-      const value = mutate(random, pick(random, seeds));
-      const result = extractHeaderIdentity(istio, { [XFCC]: value });
-      if (result.ok) {
-        accepted++;
-        expect(isDnsLabel(result.identity.agent)).toBe(true);
-        assertSoundXfcc(value, result.identity.agent);
-      } else {
-        expect(result.reason).toMatch(/^unable to extract identity: [\x20-\x7e]*$/);
+  it.each(istios.map((m) => [m.spec, m] as const))(
+    'mutated Istio headers yield only sound DNS-label identities (%s)',
+    (_spec, istio) => {
+      const random = prng(42);
+      const seeds = [ISTIO_AGENT_A, ISTIO_FORGED_THEN_REAL, ISTIO_VIA_INGRESS];
+      let accepted = 0;
+      for (let n = 0; n < 4000; n++) {
+        const value = mutate(random, pick(random, seeds));
+        const result = extractHeaderIdentity(istio, { [XFCC]: value });
+        if (result.ok) {
+          accepted++;
+          expect(isDnsLabel(result.identity.agent)).toBe(true);
+          assertSoundXfcc(value, result.identity.agent);
+          // A pinned preset never accepts another trust domain or namespace.
+          if (istio.preset)
+            expect(parseXfcc(value).at(-1)?.uri).toEqual([
+              `spiffe://cluster.local/ns/argocd/sa/${result.identity.agent}`,
+            ]);
+        } else {
+          expect(result.reason).toMatch(/^unable to extract identity: [\x20-\x7e]*$/);
+        }
       }
-    }
-    expect(accepted).toBeGreaterThan(0);
-  });
+      expect(accepted).toBeGreaterThan(0);
+    },
+  );
 
   it('random strings never throw and never yield a non-label identity', () => {
     const random = prng(7);
@@ -83,25 +94,32 @@ describe('extractHeaderIdentity: fuzz (seeded)', () => {
         value += random() < 0.6 ? String.fromCharCode(int(random, 256)) : pick(random, hostile);
       }
       for (const [method, name] of [
-        [istio, XFCC],
-        [linkerd, L5D],
-      ] as const) {
+        ...istios.map((m) => [m, XFCC] as const),
+        ...linkerds.map((m) => [m, L5D] as const),
+      ]) {
         const result = extractHeaderIdentity(method, { [name]: value });
         if (result.ok) expect(isDnsLabel(result.identity.agent)).toBe(true);
       }
     }
   });
 
-  it('mutated Linkerd identities yield only the service account label', () => {
-    const random = prng(99);
-    for (let n = 0; n < 3000; n++) {
-      const value = mutate(random, LINKERD_AGENT_A);
-      const result = extractHeaderIdentity(linkerd, { [L5D]: value });
-      if (result.ok) {
-        expect(isDnsLabel(result.identity.agent)).toBe(true);
-        expect(value.startsWith(`${result.identity.agent}.`)).toBe(true);
-        expect(value).toMatch(/\.serviceaccount\.identity\./);
+  it.each(linkerds.map((m) => [m.spec, m] as const))(
+    'mutated Linkerd identities yield only the service account label (%s)',
+    (_spec, linkerd) => {
+      const random = prng(99);
+      for (let n = 0; n < 3000; n++) {
+        const value = mutate(random, LINKERD_AGENT_A);
+        const result = extractHeaderIdentity(linkerd, { [L5D]: value });
+        if (result.ok) {
+          expect(isDnsLabel(result.identity.agent)).toBe(true);
+          expect(value.startsWith(`${result.identity.agent}.`)).toBe(true);
+          expect(value).toMatch(/\.serviceaccount\.identity\./);
+          if (linkerd.preset)
+            expect(value).toBe(
+              `${result.identity.agent}.argocd.serviceaccount.identity.linkerd.cluster.local`,
+            );
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -21,11 +21,15 @@ import {
   istioElement,
   LINKERD_AGENT_A,
   PRINCIPAL,
+  SEED_ISTIO,
+  SEED_LINKERD,
   spiffe,
 } from './fixtures.js';
 
-const istio = headerMethod('istio');
-const linkerd = headerMethod('linkerd');
+// The extraction rules are exercised with the seed's explicit expansions (still accepted as
+// --auth=header:…); the pinned presets get their own cases below and must refuse all of these too.
+const istio = SEED_ISTIO;
+const linkerd = SEED_LINKERD;
 const XFCC = 'x-forwarded-client-cert';
 const L5D = 'l5d-client-id';
 
@@ -51,12 +55,6 @@ describe('extractHeaderIdentity: accepted', () => {
 
   it('is not fooled by an escaped quote in Subject before the real URI', () => {
     const value = `By=${PRINCIPAL};Hash=${HASH_A};Subject="CN=x\\";URI=${spiffe('evil')}";URI=${spiffe('agent-a')}`;
-    const result = extractHeaderIdentity(istio, { [XFCC]: value });
-    expect(result.ok && result.identity.agent).toBe('agent-a');
-  });
-
-  it('tries URIs in order, first match wins', () => {
-    const value = `By=${PRINCIPAL};URI=https://example.com/x;URI=${spiffe('agent-a')};URI=${spiffe('agent-b')}`;
     const result = extractHeaderIdentity(istio, { [XFCC]: value });
     expect(result.ok && result.identity.agent).toBe('agent-a');
   });
@@ -349,6 +347,14 @@ describe('extractHeaderIdentity: hostile values', () => {
     }
   });
 
+  it('is refused by the pinned presets as well, whatever the code', () => {
+    const pinned = { istio: headerMethod('istio'), linkerd: headerMethod('linkerd') };
+    for (const [name, method, headers] of cases) {
+      const preset = method === istio ? pinned.istio : method === linkerd ? pinned.linkerd : undefined;
+      if (preset) expect(extractHeaderIdentity(preset, headers).ok, name).toBe(false);
+    }
+  });
+
   it('writes log-friendly reasons', () => {
     expect(extractHeaderIdentity(istio, {})).toEqual({
       ok: false,
@@ -357,6 +363,80 @@ describe('extractHeaderIdentity: hostile values', () => {
     });
     const bad = extractHeaderIdentity(istio, { [XFCC]: spliced('Agent_A') });
     expect(!bad.ok && bad.reason).toContain('"Agent_A"');
+  });
+});
+
+describe('ambiguous XFCC elements', () => {
+  // An element with two URIs used to yield whichever matched first: the order decided.
+  const twoUris = (first: string, second: string) =>
+    `By=${PRINCIPAL};Hash=${HASH_A};Subject="";URI=${spiffe(first)};URI=${spiffe(second)}`;
+  it.each([
+    ['agent-a first', twoUris('agent-a', 'evil')],
+    ['evil first', twoUris('evil', 'agent-a')],
+    ['a non-SPIFFE URI first', `By=${PRINCIPAL};URI=https://example.com/x;URI=${spiffe('agent-a')}`],
+  ])('refuses an element with several URIs (%s)', (_what, value) => {
+    for (const method of [istio, headerMethod('istio')]) {
+      const result = extractHeaderIdentity(method, { [XFCC]: value });
+      expect(result).toMatchObject({ ok: false, code: IdentityErrorCode.XfccAmbiguous });
+      expect(!result.ok && result.reason).toMatch(/carries \d URIs .*exactly one is required/);
+    }
+  });
+
+  it('still takes the one URI of an element that has a single one', () => {
+    expect(extractHeaderIdentity(headerMethod('istio'), { [XFCC]: ISTIO_AGENT_A })).toMatchObject({
+      ok: true,
+      identity: { agent: 'agent-a' },
+    });
+  });
+});
+
+describe('pinned mesh presets', () => {
+  const istioPinned = headerMethod('istio', {
+    trustDomain: 'cluster.local',
+    namespaces: ['agents', 'argocd'],
+  });
+  const linkerdPinned = headerMethod('linkerd', { trustDomain: 'cluster.local', namespaces: ['agents'] });
+  const l5d = (sa: string, ns: string, td = 'cluster.local') =>
+    `${sa}.${ns}.serviceaccount.identity.linkerd.${td}`;
+
+  it('accepts service accounts of the pinned namespaces in the pinned trust domain', () => {
+    for (const ns of ['agents', 'argocd']) {
+      expect(
+        extractHeaderIdentity(istioPinned, { [XFCC]: `By=${PRINCIPAL};URI=${spiffe('agent-a', ns)}` }),
+      ).toMatchObject({ ok: true, identity: { agent: 'agent-a' } });
+    }
+    expect(extractHeaderIdentity(linkerdPinned, { [L5D]: l5d('agent-a', 'agents') })).toMatchObject({
+      ok: true,
+      identity: { agent: 'agent-a' },
+    });
+  });
+
+  it.each([
+    ['another trust domain', spiffe('agent-a', 'agents', 'evil.example')],
+    ['another namespace', spiffe('default', 'kube-system')],
+    ['a namespace that only starts like a pinned one', spiffe('agent-a', 'agents-evil')],
+    ['a trust domain that only ends like the pinned one', spiffe('agent-a', 'agents', 'x.cluster.local')],
+    ['a trust domain with a dot wildcard', spiffe('agent-a', 'agents', 'clusterxlocal')],
+    ['a path after the service account', `${spiffe('agent-a', 'agents')}/x`],
+  ])('Istio: refuses %s', (_what, uri) => {
+    expect(extractHeaderIdentity(istioPinned, { [XFCC]: `By=${PRINCIPAL};URI=${uri}` })).toMatchObject({
+      ok: false,
+      code: IdentityErrorCode.NoMatch,
+    });
+    // The seed's expansion accepts what the pinned preset refuses (the reported hole).
+    if (!uri.endsWith('/x')) expect(extractHeaderIdentity(istio, { [XFCC]: `URI=${uri}` }).ok).toBe(true);
+  });
+
+  it.each([
+    ['another namespace', l5d('default', 'kube-system')],
+    ['another trust domain', l5d('agent-a', 'agents', 'evil.example')],
+    ['a namespace that only starts like the pinned one', l5d('agent-a', 'agents-evil')],
+  ])('Linkerd: refuses %s', (_what, value) => {
+    expect(extractHeaderIdentity(linkerdPinned, { [L5D]: value })).toMatchObject({
+      ok: false,
+      code: IdentityErrorCode.NoMatch,
+    });
+    expect(extractHeaderIdentity(linkerd, { [L5D]: value }).ok).toBe(true);
   });
 });
 

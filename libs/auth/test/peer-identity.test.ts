@@ -166,3 +166,74 @@ describe('identityFromPeerCertificate', () => {
     });
   });
 });
+
+describe('credential kinds', () => {
+  const agentOnly = { expect: 'agent' as const };
+  const kinded = async (cn: string, kind: 'agent' | 'caller' | 'proxy') =>
+    new X509Certificate((await issueCertificate(ca, { commonName: cn, usage: 'client', kind })).certPem);
+
+  it('accepts a certificate of the expected kind for the same name, and says so', async () => {
+    expect(identityFromPeerCertificate(byCn, await kinded('agent-a', 'agent'), agentOnly)).toMatchObject({
+      ok: true,
+      identity: { agent: 'agent-a', kind: 'agent' },
+    });
+    // The kind marker is read alongside any other identity method, e.g. a subject regex.
+    expect(identityFromPeerCertificate(bySubject, await kinded('agent-a', 'agent'), agentOnly)).toMatchObject(
+      { ok: true, identity: { agent: 'agent-a', kind: 'agent' } },
+    );
+  });
+
+  it.each([
+    ['caller', 'AUTH_CREDENTIAL_WRONG_KIND', /is a caller credential; only agent credentials/],
+    ['proxy', 'AUTH_CREDENTIAL_WRONG_KIND', /is a proxy credential/],
+  ] as const)('refuses a %s certificate where agents are expected', async (kind, code, reason) => {
+    const result = identityFromPeerCertificate(byCn, await kinded('agent-a', kind), agentOnly);
+    expect(result).toMatchObject({ ok: false, code });
+    expect(!result.ok && result.reason).toMatch(reason);
+  });
+
+  it('refuses a certificate without a kind unless unmarked ones are allowed, naming the fix', async () => {
+    const plain = await clientCert('agent-a');
+    const refused = identityFromPeerCertificate(byCn, plain, {
+      expect: 'agent',
+      unmarkedHint: 'pass --allow-legacy-agent-certs',
+    });
+    expect(refused).toMatchObject({ ok: false, code: 'AUTH_CREDENTIAL_KIND_MISSING' });
+    expect(!refused.ok && refused.reason).toMatch(
+      /spiffe:\/\/pullplane\/agent\/agent-a.*pass --allow-legacy-agent-certs/,
+    );
+    expect(identityFromPeerCertificate(byCn, plain, { expect: 'agent', allowUnmarked: true })).toMatchObject({
+      ok: true,
+      identity: { agent: 'agent-a', kind: 'unmarked' },
+    });
+    // Allowing unmarked certificates never lets another kind through.
+    expect(
+      identityFromPeerCertificate(byCn, await kinded('agent-a', 'caller'), {
+        expect: 'agent',
+        allowUnmarked: true,
+      }),
+    ).toMatchObject({ ok: false, code: 'AUTH_CREDENTIAL_WRONG_KIND' });
+  });
+
+  it.each([
+    ['a marker for another name', ['spiffe://pullplane/agent/agent-b'], 'AUTH_CREDENTIAL_NAME_MISMATCH'],
+    [
+      'two markers',
+      ['spiffe://pullplane/agent/agent-a', 'spiffe://pullplane/caller/agent-a'],
+      'AUTH_CREDENTIAL_KIND_INVALID',
+    ],
+    ['an unknown kind', ['spiffe://pullplane/admin/agent-a'], 'AUTH_CREDENTIAL_KIND_INVALID'],
+    [
+      'a marker with a path after the name',
+      ['spiffe://pullplane/agent/agent-a/x'],
+      'AUTH_CREDENTIAL_KIND_INVALID',
+    ],
+    ['an upper-case marker', ['SPIFFE://pullplane/agent/agent-a'], 'AUTH_CREDENTIAL_KIND_INVALID'],
+  ])('refuses %s', async (_what, uris, code) => {
+    const cert = await clientCert('agent-a', uris);
+    expect(identityFromPeerCertificate(byCn, cert, { expect: 'agent', allowUnmarked: true })).toMatchObject({
+      ok: false,
+      code,
+    });
+  });
+});

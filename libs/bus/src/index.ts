@@ -8,6 +8,7 @@ export {
   type NatsBusOptions,
 } from './nats-bus.js';
 export { connectBusFromFlags, natsOptions } from './nats-options.js';
+export { followRevocations, type RevocationHandlers } from './revocation-feed.js';
 export type {
   Bus,
   BusStatus,
@@ -19,4 +20,3 @@ export type {
   Revocation,
   RevocationStore,
 } from './types.js';
-export { followRevocations, type RevocationHandlers } from './revocation-feed.js';

@@ -49,7 +49,8 @@ export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) 
           'internal caller rejected',
         );
         call.emit('error', {
-          code: auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
+          code:
+            auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
           details: auth.reason,
         });
         return;

@@ -14,5 +14,5 @@ export {
 } from './caller-auth.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
-export { SessionRegistry } from './session-registry.js';
 export { type Replacement, ReplacementWatch, type ReplacementWatchOptions } from './replacement-watch.js';
+export { SessionRegistry } from './session-registry.js';

@@ -77,7 +77,7 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
     tunnelReplacements: counter(
       registry,
       'pullplane_gateway_tunnel_replacements_total',
-      "Live agent tunnels replaced by a newer connection of the same agent (here or elsewhere).",
+      'Live agent tunnels replaced by a newer connection of the same agent (here or elsewhere).',
     ),
     tunnelFlapping: counter(
       registry,

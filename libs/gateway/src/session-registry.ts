@@ -160,8 +160,7 @@ export class SessionRegistry {
     const ours = mine.connectedAt.getTime();
     const newer =
       theirRank > ourRank ||
-      (theirRank === ourRank &&
-        (theirs > ours || (theirs === ours && record.sessionId > mine.sessionId)));
+      (theirRank === ourRank && (theirs > ours || (theirs === ours && record.sessionId > mine.sessionId)));
     if (!newer) {
       // A stale write (e.g. a gateway that has not noticed its agent left): restate ours.
       this.publish(mine);

@@ -20,7 +20,9 @@ export interface StrayCallOptions {
  * listener, Connect on the internal one): answered UNIMPLEMENTED, as grpc-js answers any
  * unknown method, and logged with the caller, because nobody legitimate ever calls it.
  */
-export function refuseStrayCalls(opts: StrayCallOptions): (call: ServerDuplexStream<unknown, unknown>) => void {
+export function refuseStrayCalls(
+  opts: StrayCallOptions,
+): (call: ServerDuplexStream<unknown, unknown>) => void {
   return (call) => {
     const ctx = callContext(call, opts.connections);
     const refuse = (identity: Record<string, unknown>) => {
@@ -38,7 +40,9 @@ export function refuseStrayCalls(opts: StrayCallOptions): (call: ServerDuplexStr
       .then(() => opts.identify(ctx))
       .then(
         (who) =>
-          refuse(who.ok ? { identity: who.identity, credential: who.credential } : { identityRefused: who.code }),
+          refuse(
+            who.ok ? { identity: who.identity, credential: who.credential } : { identityRefused: who.code },
+          ),
         () => refuse({}),
       );
   };

@@ -61,7 +61,11 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     // Authenticators refuse other kinds already; this keeps a misconfigured one from opening tunnels.
     opts.metrics.authFailures.inc({ code: 'AUTH_CREDENTIAL_WRONG_KIND' });
     log.warn({ agent, credential }, 'a non-agent credential tried to open a tunnel');
-    fail(call, status.UNAUTHENTICATED, `authentication failed: a ${credential} credential cannot open a tunnel`);
+    fail(
+      call,
+      status.UNAUTHENTICATED,
+      `authentication failed: a ${credential} credential cannot open a tunnel`,
+    );
     return;
   }
   if (opts.isRevoked?.(agent)) {
@@ -141,7 +145,10 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     'agent connected',
   );
   if (credential === 'unmarked') {
-    log.warn({ agent }, 'agent authenticated with a certificate that carries no credential kind (legacy opt-in)');
+    log.warn(
+      { agent },
+      'agent authenticated with a certificate that carries no credential kind (legacy opt-in)',
+    );
   }
   opts.onSession(session);
 }

@@ -20,7 +20,10 @@ const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** `spiffe://pullplane/<kind>/<name>`: the URI SAN that marks a certificate's kind. */
 export function credentialUri(kind: CredentialKind, name: string): string {
   if (!CREDENTIAL_KINDS.includes(kind)) {
-    throw new PkiError(PkiErrorCode.InvalidInput, `credential kind must be agent, caller or proxy, got ${kind}`);
+    throw new PkiError(
+      PkiErrorCode.InvalidInput,
+      `credential kind must be agent, caller or proxy, got ${kind}`,
+    );
   }
   if (!NAME.test(name)) {
     throw new PkiError(
@@ -55,7 +58,10 @@ export function readCredentialMarking(uris: readonly string[]): CredentialMarkin
     name === undefined ||
     !NAME.test(name)
   ) {
-    return { marked: 'invalid', reason: `malformed credential kind URI ${JSON.stringify(uri.slice(0, 120))}` };
+    return {
+      marked: 'invalid',
+      reason: `malformed credential kind URI ${JSON.stringify(uri.slice(0, 120))}`,
+    };
   }
   return { marked: true, kind: kind as CredentialKind, name };
 }

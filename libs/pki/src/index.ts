@@ -1,3 +1,4 @@
+export { createCertificateAuthority } from './authority.js';
 export {
   CREDENTIAL_KINDS,
   CREDENTIAL_URI_PREFIX,
@@ -6,7 +7,6 @@ export {
   credentialUri,
   readCredentialMarking,
 } from './credential-kind.js';
-export { createCertificateAuthority } from './authority.js';
 export { type CertificateDescription, describeCertificate } from './describe.js';
 export { PkiError, PkiErrorCode } from './errors.js';
 export { issueCertificate } from './issue.js';

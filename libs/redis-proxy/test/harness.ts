@@ -78,7 +78,7 @@ export async function startStack(
   const agents = new Map<string, AgentUnderTest>();
   for (const name of names) {
     const redis = await startRedisServer();
-    const cert = await pki.clientCert(name);
+    const cert = await pki.agentCert(name);
     const executor = new RedisExecutor({
       agentName: name,
       endpoint: { host: redis.host, port: redis.port },

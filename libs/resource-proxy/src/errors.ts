@@ -12,6 +12,7 @@ export const ProxyError = {
   },
   BAD_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'credentials not accepted' },
   NOT_BOUND: { code: 403, reason: 'Forbidden', message: 'credentials do not cover this agent' },
+  REVOKED: { code: 403, reason: 'Forbidden', message: 'the agent has been revoked' },
   BAD_PATH: { code: 400, reason: 'BadRequest', message: 'malformed request path' },
   UNSUPPORTED: {
     code: 400,

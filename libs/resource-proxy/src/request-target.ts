@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import {
+  type CredentialKindPolicy,
   extractBearerToken,
   extractHeaderIdentity,
   type HeaderAuthMethod,
@@ -12,11 +13,20 @@ import {
 import type { ProxyFailure } from './errors.js';
 
 export interface CallerAuthOptions {
-  /** Verifies caller tokens (audience `resource-proxy`). */
+  /** Verifies caller tokens (audience `resource-proxy`); give it a deny list for revocation. */
   tokens?: TokenAuthority;
   /** Mesh mode: the caller's identity header, and who may use the proxy that way. */
   meshIdentity?: { method: HeaderAuthMethod; allowed: readonly string[] };
+  /** Revoked agents are unreachable whatever the caller's credentials. */
+  isRevoked?: (agent: string) => boolean;
 }
+
+const CN = { kind: 'mtls', match: 'common-name', spec: 'mtls' } as const;
+/** Only caller certificates reach a cluster: never an agent's or a proxy's, never an unmarked one. */
+const CALLER_CERTIFICATES: CredentialKindPolicy = {
+  expect: 'caller',
+  unmarkedHint: 'issue caller certificates with `pullplane kubeconfig --client-ca-cert … --client-ca-key …`',
+};
 
 export interface ResolvedTarget {
   caller: string;
@@ -51,8 +61,9 @@ export function checkPath(rawPath: string): string | undefined {
 
 /**
  * Works out who is asking and for which agent, never routing to an agent the caller is not
- * bound to: a client certificate binds to the agent named by its CN; a token to the agents
- * it lists; a mesh identity on the allow-list to any agent named in the path.
+ * bound to: a caller certificate binds to the agent named by its CN; a token to the agents
+ * it lists; a mesh identity on the allow-list to any agent named in the path. A revoked
+ * agent is refused to everyone.
  */
 export async function resolveTarget(
   req: IncomingMessage,
@@ -93,6 +104,9 @@ export async function resolveTarget(
   if (agents !== '*' && !agents.includes(agent)) {
     return { ok: false, failure: { name: 'NOT_BOUND', detail: `${identity} may not reach agent ${agent}` } };
   }
+  if (opts.isRevoked?.(agent)) {
+    return { ok: false, failure: { name: 'REVOKED', detail: `agent ${agent} has been revoked` } };
+  }
   return { ok: true, target: { caller: identity, via, agent, path } };
 }
 
@@ -114,7 +128,7 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
         },
       };
     }
-    const id = identityFromPeerCertificate({ kind: 'mtls', match: 'common-name', spec: 'mtls' }, peer);
+    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
     return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
   }

@@ -30,7 +30,11 @@ export interface ResourceProxyOptions {
   impersonators?: readonly string[];
 }
 
-/** Request headers that never reach the agent: hop-by-hop, the caller's credentials, identity. */
+/**
+ * Request headers that never reach the agent: hop-by-hop, the caller's credentials, identity
+ * (mesh headers, and the front-proxy headers an API server behind an authenticating proxy
+ * would believe: X-Remote-User, X-Remote-Group, X-Remote-Extra-*).
+ */
 const STRIP = new Set([
   'connection',
   'keep-alive',
@@ -45,7 +49,10 @@ const STRIP = new Set([
   'cookie',
   'x-forwarded-client-cert',
   'l5d-client-id',
+  'x-remote-user',
+  'x-remote-group',
 ]);
+const STRIP_PREFIX = 'x-remote-extra-';
 const STRIP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
 
@@ -81,6 +88,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
   });
   const impersonators = new Set(opts.impersonators ?? []);
+  // The configured mesh identity header, whatever it is called, is the caller's identity.
+  const strip = new Set(STRIP);
+  if (opts.auth.meshIdentity) strip.add(opts.auth.meshIdentity.method.header);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
@@ -137,7 +147,12 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!;
       const lower = name.toLowerCase();
-      if (STRIP.has(lower) || (lower.startsWith('impersonate-') && !mayImpersonate)) continue;
+      if (
+        strip.has(lower) ||
+        lower.startsWith(STRIP_PREFIX) ||
+        (lower.startsWith('impersonate-') && !mayImpersonate)
+      )
+        continue;
       headers.push({ name, value: req.rawHeaders[i + 1]! });
     }
     const streaming = isStreaming(target.path);

@@ -45,7 +45,8 @@ export interface ProxyReplica<P extends ListeningProxy> {
 export function createProxyReplica<P extends ListeningProxy>(
   c: ProxyReplicaFlags,
   deps: ProxyReplicaDeps,
-  build: (router: AgentRouter) => P | Promise<P>,
+  /** Builds the front-end server; `bus` also carries revocations and control events. */
+  build: (router: AgentRouter, bus: Bus) => P | Promise<P>,
   /** Extra fields for the "started" log line. */
   describe: (proxy: P) => Record<string, unknown> = () => ({}),
 ): ProxyReplica<P> {
@@ -74,7 +75,7 @@ export function createProxyReplica<P extends ListeningProxy>(
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
       router = await startRouterFromFlags(c, { bus, logger });
-      const built = await build(router);
+      const built = await build(router, bus);
       await built.listen();
       proxy = built;
       logger.info({ port: built.port, ...describe(built) }, `${deps.name} started`);
