@@ -56,7 +56,17 @@ export function dial(
   md = new Metadata(),
   hello: Partial<{ agentName: string; min: number; max: number }> = {},
 ): Promise<Outcome> {
-  const client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost' });
+  return dialConnect(`127.0.0.1:${port}`, creds, md, hello);
+}
+
+/** `dial` for any host:port. */
+export function dialConnect(
+  address: string,
+  creds = credentials.createInsecure(),
+  md = new Metadata(),
+  hello: Partial<{ agentName: string; min: number; max: number }> = {},
+): Promise<Outcome> {
+  const client = new Client(address, creds, { 'grpc.ssl_target_name_override': 'localhost' });
   const call = client.makeBidiStreamRequest<Frame, Frame>(
     AGENT_TUNNEL_CONNECT_PATH,
     encodeFrame,

@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { credentials } from '@grpc/grpc-js';
+import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_FORWARD_PATH } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
 import { freePort } from '@pullplane/testing';
 import pino from 'pino';
@@ -150,8 +151,12 @@ export async function spawnGateway(
  * A stand-in for an agent's Kubernetes API: answers with the agent's name, streams
  * forever on /stream and slowly on /slow.
  */
-export async function startBackend(name: string): Promise<{ url: string; close(): void }> {
+export async function startBackend(
+  name: string,
+): Promise<{ url: string; requests: string[]; close(): void }> {
+  const requests: string[] = [];
   const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
     if (req.url?.startsWith('/stream')) {
       res.writeHead(200);
       const chunk = Buffer.alloc(16 * 1024, 120);
@@ -184,6 +189,7 @@ export async function startBackend(name: string): Promise<{ url: string; close()
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
     close: () => {
       server.closeAllConnections();
       server.close();
@@ -196,6 +202,8 @@ export async function startAgent(
   target: string,
   pki: TestPki,
   backendUrl: string,
+  /** Dial with this bearer token (and no client certificate) instead of an agent certificate. */
+  token?: string,
 ): Promise<Agent> {
   const { cert, key } = await pki.agent(name);
   const { readFileSync } = await import('node:fs');
@@ -209,7 +217,18 @@ export async function startAgent(
     agentVersion: 'test',
     target,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    credentials: token
+      ? credentials.createSsl(readFileSync(pki.ca))
+      : credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    ...(token
+      ? {
+          metadata: () => {
+            const m = new Metadata();
+            m.set('authorization', `Bearer ${token}`);
+            return m;
+          },
+        }
+      : {}),
     heartbeatIntervalMs: 1_000,
     keepAlivePingIntervalMs: 0,
     kubeConfig: kc,
@@ -246,6 +265,131 @@ export async function startRouter(
       await bus.close();
     },
   };
+}
+
+export interface ForwardOutcome {
+  error?: ServiceError;
+  status?: number;
+  body?: string;
+  reset?: string;
+}
+
+/**
+ * Calls GatewayForward.Forward on `address` the way an attacker (or a proxy) would: one Open
+ * for `agent`, then whatever comes back.
+ */
+export function forwardOnce(
+  address: string,
+  creds: ChannelCredentials,
+  agent: string,
+  path: string,
+  md = new Metadata(),
+): Promise<ForwardOutcome> {
+  const client = new Client(address, creds, { 'grpc.ssl_target_name_override': 'localhost' });
+  const call = client.makeBidiStreamRequest<Frame, Frame>(GATEWAY_FORWARD_PATH, encodeFrame, decodeFrame, md);
+  call.write(
+    frame({
+      case: 'open',
+      value: { streamId: 1, agent, head: { case: 'http', value: { method: 'GET', path, headers: [] } } },
+    }),
+  );
+  call.end();
+  const out: ForwardOutcome = {};
+  let body = '';
+  return new Promise((resolve) => {
+    const done = () => {
+      client.close();
+      resolve(out);
+    };
+    call.on('data', (f: Frame) => {
+      if (f.kind.case === 'responseHead') out.status = f.kind.value.status;
+      else if (f.kind.case === 'data') body += Buffer.from(f.kind.value.chunk).toString();
+      else if (f.kind.case === 'end') out.body = body;
+      else if (f.kind.case === 'reset') out.reset = f.kind.value.message;
+    });
+    call.on('error', (error: ServiceError) => {
+      out.error = error;
+      done();
+    });
+    call.on('end', done);
+  });
+}
+
+/** A running app process and everything it logged. */
+export interface AppProcess {
+  child: ChildProcess;
+  logs: string[];
+  exited: Promise<number | null>;
+  /** Parsed JSON log lines so far. */
+  lines(): Array<Record<string, unknown>>;
+  /** Resolves with the first log line matching, waiting for it if needed. */
+  waitForLine(
+    match: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+}
+
+/** Spawns a built app (`apps/<app>/dist/main.js`) and collects its output. */
+export function spawnApp(app: string, args: string[]): AppProcess {
+  const main = path.join(root, `apps/${app}/dist/main.js`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const waiters: Array<() => void> = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i = buf.indexOf('\n');
+    while (i >= 0) {
+      logs.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      i = buf.indexOf('\n');
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    logs.push(d.toString());
+    for (const w of waiters.splice(0)) w();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = () =>
+    logs.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  return {
+    child,
+    logs,
+    exited,
+    lines,
+    async waitForLine(match, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines().find(match);
+        if (found) return found;
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`no matching log line from ${app}:\n${logs.join('\n')}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200).unref();
+        });
+      }
+    },
+  };
+}
+
+/** One sample of a Prometheus metric (summed over labels) from a /metrics endpoint. */
+export async function metricValue(port: number, name: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const text = await res.text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.split(' ').at(-1));
+  }
+  return sum;
 }
 
 export const get = (path: string) => ({

@@ -93,10 +93,10 @@ export class Gateway {
     const replacements = new ReplacementWatch({
       windowMs: opts.flappingWindowMs ?? 60_000,
       threshold: opts.flappingThreshold ?? 3,
-      onFlapping: (agent, holders, count) => {
+      onFlapping: (event) => {
         this.metrics.tunnelFlapping.inc();
         opts.logger.warn(
-          { securityEvent: 'tunnel-flapping', agent, holders, replacements: count },
+          { securityEvent: 'tunnel-flapping', ...event },
           'security: agent tunnel keeps being replaced between holders of the same credentials',
         );
       },

@@ -14,5 +14,10 @@ export {
 } from './caller-auth.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
-export { type Replacement, ReplacementWatch, type ReplacementWatchOptions } from './replacement-watch.js';
+export {
+  type FlappingEvent,
+  type Replacement,
+  ReplacementWatch,
+  type ReplacementWatchOptions,
+} from './replacement-watch.js';
 export { SessionRegistry } from './session-registry.js';

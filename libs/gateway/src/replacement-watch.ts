@@ -11,7 +11,17 @@ export interface ReplacementWatchOptions {
   windowMs: number;
   /** How many of them make a flapping tunnel (two holders taking turns). */
   threshold: number;
-  onFlapping: (agent: string, holders: string[], replacements: number) => void;
+  onFlapping: (event: FlappingEvent) => void;
+}
+
+export interface FlappingEvent {
+  agent: string;
+  /** The tunnel replaced last, and the one that replaced it: the two holders. */
+  replaced: string;
+  replacedBy: string;
+  /** Every remote address involved in the burst, in order. */
+  remotes: string[];
+  replacements: number;
 }
 
 /**
@@ -30,8 +40,13 @@ export class ReplacementWatch {
     list.push({ at: now, from: r.from, to: r.to });
     if (list.length >= this.opts.threshold) {
       this.recent.delete(r.agent);
-      const holders = [...new Set(list.flatMap((e) => [e.from, e.to]))];
-      this.opts.onFlapping(r.agent, holders, list.length);
+      this.opts.onFlapping({
+        agent: r.agent,
+        replaced: r.from,
+        replacedBy: r.to,
+        remotes: [...new Set(list.flatMap((e) => [e.from, e.to]))],
+        replacements: list.length,
+      });
     } else {
       this.recent.set(r.agent, list);
     }

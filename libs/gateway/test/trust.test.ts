@@ -1,0 +1,181 @@
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { parseAuthMethod } from '@pullplane/auth';
+import { type Bus, createMemoryBus } from '@pullplane/bus';
+import {
+  AGENT_TUNNEL_CONNECT_PATH,
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  frame,
+  GATEWAY_FORWARD_PATH,
+} from '@pullplane/proto';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type Authenticator,
+  type FlappingEvent,
+  Gateway,
+  internalAuthenticator,
+  ReplacementWatch,
+} from '../src/index.js';
+
+const logger = pino({ level: 'silent' });
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+/** Agents say who they are and what kind of credential they hold in metadata (a stand-in authenticator). */
+const byMetadata: Authenticator = (ctx) => {
+  const agent = ctx.metadata.get('x-agent')[0];
+  const credential = ctx.metadata.get('x-credential')[0];
+  if (typeof agent !== 'string') return { ok: false, code: 'MISSING', reason: 'no x-agent' };
+  return { ok: true, identity: agent, credential: credential === 'unmarked' ? 'unmarked' : 'agent' };
+};
+
+async function gateway(bus: Bus, authenticateInternal: Authenticator = byMetadata): Promise<Gateway> {
+  const g = new Gateway({
+    bus,
+    logger,
+    registry: new Registry(),
+    agentListener: { host: '127.0.0.1', port: 0 },
+    internalListener: { host: '127.0.0.1', port: 0 },
+    advertiseHost: '127.0.0.1',
+    authenticateAgent: byMetadata,
+    authenticateInternal,
+    maxChunkSize: 64 * 1024,
+    initialWindow: 256 * 1024,
+    drainTimeoutMs: 500,
+    presenceRefreshMs: 30_000,
+  });
+  await g.start();
+  cleanups.push(() => g.stop());
+  return g;
+}
+
+/** Opens a tunnel like an agent; resolves once Welcome or an error arrived, keeping the call open. */
+function connect(
+  port: number,
+  agent: string,
+  credential: 'agent' | 'unmarked',
+): Promise<{ welcome?: Frame; error?: ServiceError; close(): void }> {
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  const md = new Metadata();
+  md.set('x-agent', agent);
+  md.set('x-credential', credential);
+  const call = client.makeBidiStreamRequest<Frame, Frame>(
+    AGENT_TUNNEL_CONNECT_PATH,
+    encodeFrame,
+    decodeFrame,
+    md,
+  );
+  const close = () => {
+    call.cancel();
+    client.close();
+  };
+  cleanups.push(close);
+  call.write(
+    frame({
+      case: 'hello',
+      value: { minProtocolVersion: 1, maxProtocolVersion: 1, agentVersion: 't', heartbeatIntervalMs: 30_000 },
+    }),
+  );
+  return new Promise((resolve) => {
+    call.once('data', (f: Frame) => resolve({ welcome: f, close }));
+    call.on('error', (error: ServiceError) => resolve({ error, close }));
+  });
+}
+
+describe('internal listener authentication per call', () => {
+  it('refuses a Forward that did not arrive over a checked TLS connection, whatever it carries', async () => {
+    // The mTLS authenticator on a plaintext listener: before, every call passed unchecked.
+    const internal = internalAuthenticator(parseAuthMethod('mtls'), ['resource-proxy']);
+    const g = await gateway(createMemoryBus(), internal.perCall);
+    await connect(g.agentPort, 'agent-a', 'agent');
+    const client = new Client(`127.0.0.1:${g.internalPort}`, credentials.createInsecure());
+    cleanups.push(() => client.close());
+    const md = new Metadata();
+    md.set('x-agent', 'resource-proxy');
+    const call = client.makeBidiStreamRequest<Frame, Frame>(
+      GATEWAY_FORWARD_PATH,
+      encodeFrame,
+      decodeFrame,
+      md,
+    );
+    call.write(
+      frame({
+        case: 'open',
+        value: {
+          streamId: 1,
+          agent: 'agent-a',
+          head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } },
+        },
+      }),
+    );
+    const frames: string[] = [];
+    call.on('data', (f: Frame) => frames.push(f.kind.case ?? ''));
+    const error = await new Promise<ServiceError>((resolve) => call.on('error', resolve));
+    expect(error.code).toBe(status.UNAUTHENTICATED);
+    expect(error.details).toMatch(/did not arrive on a TLS connection with a verified proxy certificate/);
+    expect(frames).toEqual([]);
+  });
+});
+
+describe('replacing a live tunnel', () => {
+  it('never lets a certificate without a kind replace a tunnel opened with an agent credential', async () => {
+    const g = await gateway(createMemoryBus());
+    const real = await connect(g.agentPort, 'agent-a', 'agent');
+    expect(real.welcome?.kind.case).toBe('welcome');
+    const session = g.session('agent-a')!.sessionId;
+    const legacy = await connect(g.agentPort, 'agent-a', 'unmarked');
+    expect(legacy.error?.code).toBe(status.PERMISSION_DENIED);
+    expect(legacy.error?.details).toMatch(/a certificate without a credential kind cannot replace it/);
+    expect(g.session('agent-a')?.sessionId).toBe(session);
+    // The other way round is the normal upgrade path: an agent credential replaces a legacy one.
+    const upgraded = await connect(g.agentPort, 'agent-b', 'unmarked');
+    expect(upgraded.welcome?.kind.case).toBe('welcome');
+    const agentB = await connect(g.agentPort, 'agent-b', 'agent');
+    expect(agentB.welcome?.kind.case).toBe('welcome');
+    expect(g.session('agent-b')?.info.credential).toBe('agent');
+  });
+
+  it('keeps the agent credential across gateways too, whichever connected last', async () => {
+    const bus = createMemoryBus();
+    const [g1, g2] = [await gateway(bus), await gateway(bus)];
+    await connect(g1.agentPort, 'agent-c', 'agent');
+    const session = g1.session('agent-c')!.sessionId;
+    const legacy = await connect(g2.agentPort, 'agent-c', 'unmarked');
+    // g2 had no session of its own, so it accepted; presence then settles on g1's.
+    expect(legacy.welcome?.kind.case).toBe('welcome');
+    await expect.poll(() => g2.session('agent-c')).toBeUndefined();
+    expect(g1.session('agent-c')?.sessionId).toBe(session);
+    expect((await bus.presence.get('agent-c'))?.sessionId).toBe(session);
+  });
+});
+
+describe('ReplacementWatch', () => {
+  it('reports two holders taking turns, once per burst, and forgets replacements outside the window', () => {
+    const events: FlappingEvent[] = [];
+    const watch = new ReplacementWatch({ windowMs: 60_000, threshold: 3, onFlapping: (e) => events.push(e) });
+    const t0 = 1_000_000;
+    watch.record({ agent: 'a', from: 'A:1', to: 'B:2' }, t0);
+    watch.record({ agent: 'a', from: 'B:2', to: 'A:3' }, t0 + 70_000);
+    watch.record({ agent: 'b', from: 'X:1', to: 'Y:1' }, t0 + 70_001);
+    expect(events).toEqual([]);
+    watch.record({ agent: 'a', from: 'A:3', to: 'B:4' }, t0 + 71_000);
+    expect(events).toEqual([]);
+    watch.record({ agent: 'a', from: 'B:4', to: 'A:5' }, t0 + 72_000);
+    expect(events).toEqual([
+      {
+        agent: 'a',
+        replaced: 'B:4',
+        replacedBy: 'A:5',
+        remotes: ['B:2', 'A:3', 'B:4', 'A:5'],
+        replacements: 3,
+      },
+    ]);
+    watch.record({ agent: 'a', from: 'A:5', to: 'B:6' }, t0 + 73_000);
+    expect(events).toHaveLength(1);
+  });
+});
