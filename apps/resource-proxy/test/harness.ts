@@ -6,7 +6,7 @@ import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
-import { createMemoryBus } from '@pullplane/bus';
+import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { Gateway, internalAuthenticator } from '@pullplane/gateway';
 import { renderKubeconfig } from '@pullplane/resource-proxy';
@@ -25,6 +25,7 @@ import { resourceProxyOptions } from '../src/options.js';
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 
 export interface Harness {
+  bus: Bus;
   dir: string;
   cluster: FakeKubeApiServer;
   gateway: Gateway;
@@ -186,6 +187,7 @@ export async function startHarness(
   );
 
   return {
+    bus,
     dir,
     cluster,
     gateway,

@@ -49,6 +49,8 @@ export function identityFromPeerCertificate(
   return checkKind(result.cert, result.identity, kinds);
 }
 
+const a = (kind: string) => (/^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`);
+
 function checkKind(
   cert: CertificateDescription,
   identity: IdentityResult & { ok: true },
@@ -66,19 +68,19 @@ function checkKind(
     if (policy.allowUnmarked) return { ok: true, identity: { ...identity.identity, kind: 'unmarked' } };
     return reject(
       IdentityErrorCode.CredentialUnmarked,
-      `client certificate ${quote(cert.subject)} does not say it is an ${policy.expect} credential (URI SAN ${credentialUri(policy.expect, name)})${policy.unmarkedHint ? `; ${policy.unmarkedHint}` : ''}`,
+      `client certificate ${quote(cert.subject)} does not say it is ${a(policy.expect)} credential (URI SAN ${credentialUri(policy.expect, name)})${policy.unmarkedHint ? `; ${policy.unmarkedHint}` : ''}`,
     );
   }
   if (marking.kind !== policy.expect) {
     return reject(
       IdentityErrorCode.CredentialWrongKind,
-      `client certificate ${quote(cert.subject)} is a ${marking.kind} credential; only ${policy.expect} credentials are accepted here`,
+      `client certificate ${quote(cert.subject)} is ${a(marking.kind)} credential; only ${policy.expect} credentials are accepted here`,
     );
   }
   if (marking.name !== name) {
     return reject(
       IdentityErrorCode.CredentialNameMismatch,
-      `client certificate is an ${marking.kind} credential for ${quote(marking.name)}, not for ${quote(name)}`,
+      `client certificate is ${a(marking.kind)} credential for ${quote(marking.name)}, not for ${quote(name)}`,
     );
   }
   return { ok: true, identity: { ...identity.identity, kind: marking.kind } };
