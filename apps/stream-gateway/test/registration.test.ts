@@ -68,7 +68,19 @@ it('registers an agent as an Argo CD cluster on its first connection', async () 
     tlsClientConfig: { caData: string };
   };
   // The token is one the resource proxy accepts, and it covers this agent only.
-  expect(await authority.verify(config.bearerToken)).toMatchObject({ agents: ['agent-reg'] });
+  const token = await authority.verify(config.bearerToken);
+  expect(token).toMatchObject({ agents: ['agent-reg'] });
+  // It expires (--registration-token-ttl, 24 h by default), and the Secret says when, so the
+  // gateway holding the agent renews it in time.
+  expect(token.expiresAt!.getTime() - token.issuedAt.getTime()).toBe(24 * 3600_000);
+  const annotations = (secret as unknown as { metadata: { annotations: Record<string, string> } }).metadata
+    .annotations;
+  expect(Date.parse(annotations['pullplane.io/credential-expires-at']!)).toBeLessThanOrEqual(
+    token.expiresAt!.getTime(),
+  );
+  expect(
+    token.expiresAt!.getTime() - Date.parse(annotations['pullplane.io/credential-expires-at']!),
+  ).toBeLessThan(2_000);
   expect(decode(config.tlsClientConfig.caData)).toBe(readFileSync(pki.ca, 'utf8'));
 });
 

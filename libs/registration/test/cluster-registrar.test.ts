@@ -68,6 +68,40 @@ describe('ClusterRegistrar', () => {
     );
   });
 
+  it('rewrites a secret before its credentials expire, and not before it must', async () => {
+    let now = Date.parse('2026-11-23T00:00:00Z');
+    const ttlMs = 24 * 3600_000;
+    const expiring = () =>
+      registrar({
+        credentialsFor: async (agent) => ({
+          bearerToken: `token-${agent}-${++issued}`,
+          expiresAt: new Date(now + ttlMs),
+        }),
+        refreshBeforeMs: ttlMs / 3,
+        now: () => new Date(now),
+      });
+    // A secret written before credentials expired carries no expiry: renewed at once.
+    expect(await registrar().ensure('exp')).toBe('created');
+    expect(await expiring().ensure('exp')).toBe('updated');
+    const token = () =>
+      (JSON.parse(decode(secret('exp')!.data.config!)) as { bearerToken: string }).bearerToken;
+    const first = token();
+    expect(secret('exp')!.metadata.annotations?.['pullplane.io/credential-expires-at']).toBe(
+      '2026-11-24T00:00:00.000Z',
+    );
+    now += ttlMs / 2;
+    expect(await expiring().ensure('exp')).toBe('unchanged');
+    expect(token()).toBe(first);
+    now += ttlMs / 6 + 1;
+    expect(await expiring().ensure('exp')).toBe('updated');
+    expect(token()).not.toBe(first);
+    expect(Date.parse(secret('exp')!.metadata.annotations!['pullplane.io/credential-expires-at']!)).toBe(
+      now + ttlMs,
+    );
+    // A registrar for credentials that never expire never rewrites for that reason.
+    expect(await registrar().ensure('exp')).toBe('unchanged');
+  });
+
   it('writes client certificates into tlsClientConfig when asked to', async () => {
     const r = registrar({ credentialsFor: async () => ({ certData: 'CERT', keyData: 'KEY' }) });
     expect(await r.ensure('north')).toBe('created');
