@@ -6,8 +6,11 @@
 // injected pods whose plaintext listeners only the local sidecar can reach.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { type AuthMethod, extractHeaderIdentity } from '@pullplane/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { callerAuthMethod } from '../../apps/resource-proxy/src/app.js';
+import { agentAuthMethod, internalAuthMethod } from '../../apps/stream-gateway/src/app.js';
 import {
   appSpecs,
   type ContainerConfig,
@@ -510,6 +513,10 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
         'argocd-agent-resource-proxy',
         'argocd-agent-redis-proxy',
       ]);
+      // Certificates without a credential kind are an explicit, documented opt-in, off here;
+      // registration tokens expire.
+      expect(gateway.config.allowLegacyAgentCerts).toBe(false);
+      expect(gateway.config.registrationTokenTtl).toBeGreaterThan(0);
       // Gateways advertise their pod IP; proxies verify the gateway certificate against one
       // stable name instead (the internal Service's), which the certificate must carry.
       for (const app of ['resource-proxy', 'redis-proxy']) {
@@ -592,9 +599,19 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       }
       const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
       const proxy = x.configs.get('argocd-agent-resource-proxy/resource-proxy')!;
-      const header = overlay.mesh === 'istio' ? 'header:x-forwarded-client-cert:' : 'header:l5d-client-id:';
-      for (const spec of [gateway.config.auth, gateway.config.internalAuth, proxy.config.auth])
-        expect(spec).toMatch(new RegExp(`^${header}`));
+      // Each listener's mesh identity is pinned: the right service account in another
+      // namespace or trust domain is someone else.
+      const mesh = overlay.mesh as 'istio' | 'linkerd';
+      for (const [what, method, admits] of [
+        ['agent listener', agentAuthMethod(gateway.config as never), 'agent-example'],
+        ['internal listener', internalAuthMethod(gateway.config as never), 'argocd-agent-resource-proxy'],
+        ['resource proxy', callerAuthMethod(proxy.config as never), 'argocd-server'],
+      ] as const) {
+        expect(meshAdmits(mesh, method, admits, 'argocd', 'cluster.local'), what).toBe(admits);
+        expect(meshAdmits(mesh, method, admits, 'kube-system', 'cluster.local'), what).toBeUndefined();
+        expect(meshAdmits(mesh, method, admits, 'argocd', 'evil.example'), what).toBeUndefined();
+      }
+      expect(gateway.config.internalAllowedClients.length).toBeGreaterThan(0);
       expect(proxy.config.allowedCallers).toEqual(['argocd-server']);
       expect(proxy.config.gatewayPlaintext).toBe(true);
       expect(String(x.configs.get('argocd-agent-redis-proxy/redis-proxy')!.config.gatewayPlaintext)).toBe(
@@ -740,6 +757,25 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
   }
 });
 
+/** The identity a pinned mesh auth method extracts for a sidecar-shaped header, or undefined. */
+function meshAdmits(
+  mesh: 'istio' | 'linkerd',
+  method: AuthMethod,
+  sa: string,
+  namespace: string,
+  trustDomain: string,
+): string | undefined {
+  if (method.kind !== 'header') throw new Error(`${method.spec} is not a mesh identity method`);
+  const headers =
+    mesh === 'istio'
+      ? {
+          'x-forwarded-client-cert': `By=spiffe://cluster.local/ns/argocd/sa/argocd-agent-principal;URI=spiffe://${trustDomain}/ns/${namespace}/sa/${sa}`,
+        }
+      : { 'l5d-client-id': `${sa}.${namespace}.serviceaccount.identity.linkerd.${trustDomain}` };
+  const result = extractHeaderIdentity(method, headers);
+  return result.ok ? result.identity.agent : undefined;
+}
+
 describe('mesh overlays across clusters', () => {
   it.each(['istio', 'linkerd'])('%s: the agent overlay identity is one the principal admits', (mesh) => {
     const agent = r(`${mesh}/agent`);
@@ -761,5 +797,16 @@ describe('mesh overlays across clusters', () => {
         ? `cluster.local/ns/${ns}/sa/${sa}`
         : `${sa}.${ns}.serviceaccount.identity.linkerd.cluster.local`;
     expect(ids).toContain(want);
+    // The gateway itself admits it too (namespace and trust domain pinned in its params).
+    const gateway = principal.configs.get('argocd-agent-principal/stream-gateway')!;
+    expect(
+      meshAdmits(
+        mesh as 'istio' | 'linkerd',
+        agentAuthMethod(gateway.config as never),
+        sa,
+        ns,
+        'cluster.local',
+      ),
+    ).toBe(sa);
   });
 });
