@@ -109,13 +109,17 @@ describe('registration tokens', () => {
     expect((await h.call('GET', '/clusters/agent-a/api', { token })).status).toBe(200);
     const jti = (await h.tokens.verify(token)).jti;
     await h.bus.revocations.add({ kind: 'token', jti, reason: 'leaked', at: new Date().toISOString() });
-    await expect.poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token })).status).toBe(401);
+    await expect
+      .poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token })).status, { timeout: 10_000 })
+      .toBe(401);
     expect(message((await h.call('GET', '/clusters/agent-a/api', { token })).body)).toMatch(
       /has been revoked/,
     );
     await h.bus.control.publish({ type: 'token-denied', jti: (await h.tokens.verify(other)).jti });
     await expect
-      .poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token: other })).status)
+      .poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token: other })).status, {
+        timeout: 10_000,
+      })
       .toBe(401);
   });
 });
@@ -275,7 +279,9 @@ describe('revoked agents', () => {
       agent: 'agent-a',
       reason: 'cluster decommissioned',
     });
-    await expect.poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token })).status).toBe(403);
+    await expect
+      .poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token })).status, { timeout: 10_000 })
+      .toBe(403);
     const byCert = await h.call('GET', '/api', { cert: await h.pki.callerCert('agent-a') });
     expect([byCert.status, message(byCert.body)]).toEqual([
       403,

@@ -70,7 +70,7 @@ describe('a kubectl (caller) certificate used as an agent', () => {
     const agentA = await startAgent('agent-a', gw.agentAddress, pki, real.url);
     cleanup.push(() => agentA.stop());
     await connected(agentA);
-    await expect.poll(() => routing.router.lookup('agent-a')?.sessionId).toBeTruthy();
+    await expect.poll(() => routing.router.lookup('agent-a')?.sessionId, { timeout: 10_000 }).toBeTruthy();
     const session = routing.router.lookup('agent-a')!.sessionId;
 
     // The caller certificate, exactly as `pullplane kubeconfig` issues it to a kubectl user.
@@ -121,10 +121,12 @@ describe('a kubectl (caller) certificate used as an agent', () => {
       /is a caller credential; only agent credentials are accepted here/,
     );
     await expect
-      .poll(() =>
-        gatewayLines().find(
-          (l) => l.msg === 'agent authentication failed' && l.code === 'AUTH_CREDENTIAL_WRONG_KIND',
-        ),
+      .poll(
+        () =>
+          gatewayLines().find(
+            (l) => l.msg === 'agent authentication failed' && l.code === 'AUTH_CREDENTIAL_WRONG_KIND',
+          ),
+        { timeout: 10_000 },
       )
       .toBeTruthy();
 

@@ -43,8 +43,10 @@ const tls = (c?: { cert: string; key: string }) =>
   );
 const secretsPath = '/api/v1/namespaces/guestbook/configmaps';
 
-async function holdAgentA(gw: GatewayProcess, token?: string): Promise<Agent> {
-  const agent = await startAgent('agent-a', gw.agentAddress, pki, backend.url, token);
+// Each gateway gets its own agent name: they share NATS, and two tunnels for one name on two
+// gateways would replace each other.
+async function holdAgent(gw: GatewayProcess, name: string, token?: string): Promise<Agent> {
+  const agent = await startAgent(name, gw.agentAddress, pki, backend.url, token);
   cleanup.push(() => agent.stop());
   await new Promise<void>((resolve) => agent.connector.once('connected', () => resolve()));
   return agent;
@@ -61,17 +63,20 @@ const logged = (gw: GatewayProcess, msg: string) =>
   });
 /** The log line arrives over the process's stdout, possibly after the client saw the answer. */
 const lastLogged = (gw: GatewayProcess, msg: string, count: number) =>
-  expect.poll(() => {
-    const lines = logged(gw, msg);
-    return lines.length >= count ? lines.at(-1) : undefined;
-  });
+  expect.poll(
+    () => {
+      const lines = logged(gw, msg);
+      return lines.length >= count ? lines.at(-1) : undefined;
+    },
+    { timeout: 10_000 },
+  );
 
 describe('one listener, one service (default --auth=mtls)', () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
     gw = await spawnGateway(pki, nats.url, ['--internal-allowed-clients=resource-proxy']);
     cleanup.push(() => gw.child.kill('SIGKILL'));
-    await holdAgentA(gw);
+    await holdAgent(gw, 'agent-a');
   }, 30_000);
 
   it("refuses Forward on the agent port to another agent's certificate, and logs who tried", async () => {
@@ -118,7 +123,9 @@ describe('one listener, one service (default --auth=mtls)', () => {
       expect(out.status).toBeUndefined();
     }
     await expect
-      .poll(() => logged(gw, 'rejected TLS client: client certificate not accepted').map((l) => l.listener))
+      .poll(() => logged(gw, 'rejected TLS client: client certificate not accepted').map((l) => l.listener), {
+        timeout: 10_000,
+      })
       .toEqual(['agents', 'internal']);
   });
 
@@ -152,18 +159,23 @@ describe('one listener, one service (--auth=token: the agent port asks for no ce
     const gw = await spawnGateway(pki, nats.url, ['--auth=token', `--token-key-path=${keyPath}`]);
     cleanup.push(() => gw.child.kill('SIGKILL'));
     const before = backend.requests.length;
-    await holdAgentA(gw, await authority.issue('agent-a'));
-    const bare = await forwardOnce(gw.agentAddress, tls(), 'agent-a', secretsPath);
+    await holdAgent(gw, 'agent-t', await authority.issue('agent-t'));
+    const bare = await forwardOnce(gw.agentAddress, tls(), 'agent-t', secretsPath);
     expect(bare.error?.code).toBe(status.UNIMPLEMENTED);
     // Not even an agent's own token turns the agent port into a Forward port.
     const md = new Metadata();
     md.set('authorization', `Bearer ${await authority.issue('agent-b')}`);
-    const withToken = await forwardOnce(gw.agentAddress, tls(), 'agent-a', secretsPath, md);
+    const withToken = await forwardOnce(gw.agentAddress, tls(), 'agent-t', secretsPath, md);
     expect(withToken.error?.code).toBe(status.UNIMPLEMENTED);
     expect(backend.requests.slice(before)).toEqual([]);
-    expect(
-      logged(gw, 'refused a call to a service this listener does not serve').map((l) => l.identity),
-    ).toEqual([undefined, 'agent-b']);
+    await expect
+      .poll(
+        () => logged(gw, 'refused a call to a service this listener does not serve').map((l) => l.identity),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toEqual([undefined, 'agent-b']);
   });
 });
 
@@ -221,13 +233,13 @@ describe('a plaintext gateway (behind a mesh)', () => {
       { name: 'u', token: 'x' },
     );
     const agent = new Agent({
-      agentName: 'agent-a',
+      agentName: 'agent-p',
       agentVersion: 'test',
       target: `127.0.0.1:${listenPort}`,
       credentials: credentials.createInsecure(),
       metadata: () => {
         const m = new Metadata();
-        m.set('x-agent', 'agent-a');
+        m.set('x-agent', 'agent-p');
         return m;
       },
       heartbeatIntervalMs: 1_000,
@@ -251,12 +263,12 @@ describe('a plaintext gateway (behind a mesh)', () => {
       return m;
     };
     const before = backend.requests.length;
-    const none = await forwardOnce(internal, credentials.createInsecure(), 'agent-a', secretsPath);
+    const none = await forwardOnce(internal, credentials.createInsecure(), 'agent-p', secretsPath);
     expect(none.error?.code).toBe(status.UNAUTHENTICATED);
     const evil = await forwardOnce(
       internal,
       credentials.createInsecure(),
-      'agent-a',
+      'agent-p',
       secretsPath,
       xfcc('evil'),
     );
@@ -264,13 +276,21 @@ describe('a plaintext gateway (behind a mesh)', () => {
     const ok = await forwardOnce(
       internal,
       credentials.createInsecure(),
-      'agent-a',
+      'agent-p',
       '/ok',
       xfcc('argocd-agent-resource-proxy'),
     );
     expect([ok.status, ok.body]).toEqual([200, 'agent:agent-a GET /ok']);
     expect(backend.requests.slice(before)).toEqual(['GET /ok']);
-    const refusals = app.lines().filter((l) => l.msg === 'internal caller rejected');
-    expect(refusals.map((l) => l.code)).toEqual(['AUTH_HEADER_MISSING', 'INTERNAL_CALLER_NOT_ALLOWED']);
+    await expect
+      .poll(
+        () =>
+          app
+            .lines()
+            .filter((l) => l.msg === 'internal caller rejected')
+            .map((l) => l.code),
+        { timeout: 10_000 },
+      )
+      .toEqual(['AUTH_HEADER_MISSING', 'INTERNAL_CALLER_NOT_ALLOWED']);
   });
 });

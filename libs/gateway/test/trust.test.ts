@@ -148,7 +148,7 @@ describe('replacing a live tunnel', () => {
     const legacy = await connect(g2.agentPort, 'agent-c', 'unmarked');
     // g2 had no session of its own, so it accepted; presence then settles on g1's.
     expect(legacy.welcome?.kind.case).toBe('welcome');
-    await expect.poll(() => g2.session('agent-c')).toBeUndefined();
+    await expect.poll(() => g2.session('agent-c'), { timeout: 10_000 }).toBeUndefined();
     expect(g1.session('agent-c')?.sessionId).toBe(session);
     expect((await bus.presence.get('agent-c'))?.sessionId).toBe(session);
   });
