@@ -281,18 +281,15 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         ...(registrar ? { onAgentConnected: (agent: string) => register(agent) } : {}),
       });
       const gw = gateway;
-      const register = (agent: string) =>
-        void registrar
-          ?.ensure(agent)
-          .catch((err: unknown) =>
-            logger.error({ agent, err: String(err) }, 'cluster registration failed; retried later'),
-          );
+      const failed = (agent: string) => (err: unknown) =>
+        logger.error({ agent, err: String(err) }, 'cluster registration failed; retried later');
+      const register = (agent: string) => void registrar?.ensure(agent).catch(failed(agent));
       if (registrar) {
         // Tokens in cluster Secrets expire: the gateway holding an agent renews its Secret
-        // well before (ensure() rewrites only Secrets close to expiry).
+        // well before. refresh() asks the API only for Secrets it does not know to be current.
         refreshTimer = setInterval(
           () => {
-            for (const s of gw.sessions()) register(s.agent);
+            for (const s of gw.sessions()) void registrar.refresh(s.agent).catch(failed(s.agent));
           },
           Math.min(c.registrationTokenTtl / 6, 10 * 60_000),
         );

@@ -47,6 +47,8 @@ const status = (err: unknown) => (err instanceof ApiException ? (err.code as num
 export class ClusterRegistrar {
   private readonly api: CoreV1Api;
   private readonly inflight = new Map<string, Promise<EnsureResult>>();
+  /** When each agent's Secret, as last read or written here, stops working (ms). */
+  private readonly expiry = new Map<string, number>();
 
   constructor(private readonly opts: ClusterRegistrarOptions) {
     this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
@@ -68,6 +70,29 @@ export class ClusterRegistrar {
     return p;
   }
 
+  /**
+   * `ensure` for a periodic sweep: skips the API round trip for agents whose Secret this
+   * registrar last saw or wrote with credentials that are not due for renewal yet.
+   */
+  refresh(agent: string): Promise<EnsureResult> {
+    const expires = this.expiry.get(agent);
+    const margin = this.opts.refreshBeforeMs;
+    if (margin !== undefined && expires !== undefined && expires - this.now() > margin) {
+      return Promise.resolve('unchanged');
+    }
+    return this.ensure(agent);
+  }
+
+  private now(): number {
+    return (this.opts.now?.() ?? new Date()).getTime();
+  }
+
+  private note(agent: string, secret: V1Secret | undefined): void {
+    const expires = Date.parse(secret?.metadata?.annotations?.[EXPIRES_ANNOTATION] ?? '');
+    if (Number.isFinite(expires)) this.expiry.set(agent, expires);
+    else this.expiry.delete(agent);
+  }
+
   private async reconcile(agent: string, attempt = 0): Promise<EnsureResult> {
     const { namespace, logger } = this.opts;
     const name = secretName(agent);
@@ -83,8 +108,10 @@ export class ClusterRegistrar {
       existing &&
       existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint &&
       !this.expiring(existing)
-    )
+    ) {
+      this.note(agent, existing);
       return 'unchanged';
+    }
     const body = clusterSecret({
       agent,
       namespace,
@@ -96,11 +123,13 @@ export class ClusterRegistrar {
     try {
       if (!existing) {
         await this.api.createNamespacedSecret({ namespace, body });
+        this.note(agent, body);
         logger.info({ agent, secret: name }, 'registered agent as an Argo CD cluster');
         return 'created';
       }
       body.metadata!.resourceVersion = existing.metadata?.resourceVersion;
       await this.api.replaceNamespacedSecret({ name, namespace, body });
+      this.note(agent, body);
       logger.info(
         { agent, secret: name, expiresAt: body.metadata?.annotations?.[EXPIRES_ANNOTATION] },
         'refreshed cluster secret (credentials rotated or about to expire)',
@@ -124,8 +153,7 @@ export class ClusterRegistrar {
     const margin = this.opts.refreshBeforeMs;
     if (margin === undefined) return false;
     const expires = Date.parse(secret.metadata?.annotations?.[EXPIRES_ANNOTATION] ?? '');
-    const now = (this.opts.now?.() ?? new Date()).getTime();
-    return !Number.isFinite(expires) || expires - now <= margin;
+    return !Number.isFinite(expires) || expires - this.now() <= margin;
   }
 
   /** Deletes the agent's cluster Secret if pullplane created it. */

@@ -102,6 +102,27 @@ describe('ClusterRegistrar', () => {
     expect(await registrar().ensure('exp')).toBe('unchanged');
   });
 
+  it('sweeps without asking the API about Secrets it knows are current', async () => {
+    let now = Date.parse('2026-11-23T00:00:00Z');
+    const ttlMs = 24 * 3600_000;
+    const r = registrar({
+      credentialsFor: async (agent) => ({
+        bearerToken: `token-${agent}-${++issued}`,
+        expiresAt: new Date(now + ttlMs),
+      }),
+      refreshBeforeMs: ttlMs / 3,
+      now: () => new Date(now),
+    });
+    expect(await r.ensure('sweep')).toBe('created');
+    api.clearRequests();
+    now += ttlMs / 2;
+    expect(await r.refresh('sweep')).toBe('unchanged');
+    expect(api.requests).toEqual([]);
+    now += ttlMs / 6 + 1;
+    expect(await r.refresh('sweep')).toBe('updated');
+    expect(api.requests.map((q) => q.method)).toEqual(['GET', 'PUT']);
+  });
+
   it('writes client certificates into tlsClientConfig when asked to', async () => {
     const r = registrar({ credentialsFor: async () => ({ certData: 'CERT', keyData: 'KEY' }) });
     expect(await r.ensure('north')).toBe('created');
