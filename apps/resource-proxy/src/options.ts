@@ -115,7 +115,8 @@ export const resourceProxyOptions = defineOptions([
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH',
     paramsKey: 'principal.resource-proxy.gateway.cert-path',
-    description: "Client certificate this proxy presents to gateways' internal listeners.",
+    description:
+      "Proxy certificate this replica presents to gateways' internal listeners (URI SAN spiffe://pullplane/proxy/<name>: `pullplane cert create --kind proxy`).",
   },
   {
     flag: 'gateway-key-path',
