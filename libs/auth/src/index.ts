@@ -42,7 +42,7 @@ export {
   XFCC_HEADER,
 } from './header-identity.js';
 export { type HeaderBag, headersFromGrpcMetadata, headerValues } from './headers.js';
-export { type AgentIdentity, type IdentityResult, type IdentitySource, quote } from './identity.js';
+export type { AgentIdentity, IdentityResult, IdentitySource } from './identity.js';
 export {
   type CredentialKindPolicy,
   identityFromPeerCertificate,
