@@ -18,6 +18,8 @@ export const ReplyText = {
     `ERR Can't execute '${name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`,
   execAbort: 'EXECABORT Transaction discarded because of previous errors.',
   notSupported: (what: string) => `ERR ${what} is not supported through the pullplane redis proxy`,
+  notAllowed: (command: string) =>
+    `ERR command '${command}' is not allowed through the pullplane redis proxy (an operator can allow it with --allow-commands)`,
 
   // Agent keys.
   notConnected: (agent: string) => `ERR agent ${agent} is not connected`,

@@ -1,4 +1,4 @@
-export { asCommand, type RespCommand } from './command.js';
+export { asCommand, commandFromArgs, type RespCommand } from './command.js';
 export { decodeAll } from './decode-all.js';
 export { RespDecoder } from './decoder.js';
 export {
