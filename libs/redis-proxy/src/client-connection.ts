@@ -497,7 +497,8 @@ export class ClientConnection {
   }
 
   private flush(): void {
-    if (this.closed) return;
+    // Destroyed but not yet closed: a reply arriving meanwhile has nowhere to go.
+    if (this.closed || this.socket.destroyed) return;
     this.queue.drain();
     this.queue.flush();
     const unsent = this.socket.writableLength + this.queue.waitingBytes;

@@ -14,7 +14,8 @@ const ARGUMENT_COST = 96;
  * command in progress, held commands and agent queues hold, and the one answer given when a
  * limit refuses a command. The decoder asks `admit` before it keeps any part of a command
  * beyond the chunk being read, with the size the command's headers announced, so a command
- * that will not fit is refused before its payload is read.
+ * that will not fit the process-wide budget is refused before its payload is read. What the
+ * connection holds beyond that command stops it being read (`full`) until it moves on.
  */
 export class InputGuard {
   private readonly share: BufferShare;
@@ -65,7 +66,9 @@ export class InputGuard {
   /** The decoder's admit hook: may the command in progress grow to `bytes` (and `args` arguments)? */
   admit(bytes: number, args: number): boolean {
     if (bytes <= this.admitted) return true;
-    if (bytes + this.held + this.queued() > this.limits.maxClientInputBytes) {
+    // What the connection already holds is governed by pausing it (see `full`); only a
+    // command that could never fit is refused.
+    if (bytes > this.limits.maxClientInputBytes) {
       this.refusedBy = 'client_input';
       return false;
     }
@@ -124,7 +127,7 @@ export class InputGuard {
     if (err.limit === 'admit') {
       return this.refusedBy === 'client_input'
         ? {
-            reply: `ERR command refused: this connection would hold more than ${l.maxClientInputBytes} request bytes (--max-client-input-bytes)`,
+            reply: `ERR command refused: it is larger than the ${l.maxClientInputBytes} request bytes a connection may hold (--max-client-input-bytes)`,
             limit: 'client_input',
           }
         : {
