@@ -13,6 +13,7 @@ import {
 import type { AgentReply } from './agent-call.js';
 import { AgentPipelines } from './agent-pipeline.js';
 import { BufferShare } from './buffer-budget.js';
+import { gate } from './command-gate.js';
 import { type CommandRoute, routeCommand } from './command-routing.js';
 import { ReplyText } from './errors.js';
 import { InputGuard } from './input-guard.js';
@@ -22,7 +23,6 @@ import type { Expectation, PrincipalLink } from './principal-link.js';
 import type { SharedPrincipalLinks } from './principal-pool.js';
 import type { ProxyContext } from './proxy-context.js';
 import { PubSubSession } from './pubsub-session.js';
-import { commandLabel } from './redis-commands.js';
 import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
 import { ReplyQueue } from './reply-queue.js';
 import { runSplit, type SplitRoute } from './split-command.js';
@@ -36,11 +36,6 @@ const HOLD = 8;
 const INPUT = 16;
 
 const STAR = 0x2a;
-/** All a client may send before authenticating (HELLO only with AUTH; PING for health checks). */
-const PREAUTH = new Set(['auth', 'hello', 'ping', 'quit']);
-/** All a RESP2 connection may send while subscribed. */
-const SUBSCRIBED_RESP2 = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe']);
-for (const name of ['sunsubscribe', 'ping', 'quit', 'reset']) SUBSCRIBED_RESP2.add(name);
 /** Answered by the proxy itself. */
 const LOCAL = new Set(['hello', 'auth', 'ping', 'echo', 'info', 'quit', 'reset', 'subscribe', 'psubscribe']);
 for (const name of ['unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor', 'sync', 'psync'])
@@ -225,21 +220,12 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
-    if (!this.state.authenticated && !PREAUTH.has(name)) {
-      this.ctx.metrics.commandRefused(commandLabel(name), 'unauthenticated');
-      this.reply(errorReply(ReplyText.noAuth));
-      return;
-    }
-    const refused = this.ctx.policy.refusal(name, args);
+    const { authenticated, protocol } = this.state;
+    const refused = gate(cmd, { authenticated, protocol, subscriptions: this.pubsub.count }, this.ctx);
     if (refused !== undefined) {
-      this.ctx.metrics.commandRefused(commandLabel(refused), 'not_allowed');
-      // Inside MULTI a refused command fails the transaction, as any error while queueing does.
-      this.tx.fail();
-      this.reply(errorReply(ReplyText.notAllowed(refused)));
-      return;
-    }
-    if (this.state.protocol === 2 && this.pubsub.count > 0 && !SUBSCRIBED_RESP2.has(name)) {
-      this.reply(errorReply(ReplyText.subscribeContext(name)));
+      // Inside MULTI a command the allow-list refuses fails the transaction, as any error while queueing does.
+      if (refused.allowList) this.tx.fail();
+      this.reply(refused.reply);
       return;
     }
     if (this.principal.mustWait(name, args)) {

@@ -1,3 +1,4 @@
+import { type AggregateKind, type Frame, frameValue, toPairs } from './aggregate-frame.js';
 import {
   BANG,
   COLON,
@@ -46,17 +47,6 @@ const TARGET_BULK = 0;
 const TARGET_VERBATIM = 1;
 const TARGET_BLOB_ERROR = 2;
 const TARGET_STREAM_CHUNK = 3;
-
-type AggregateKind = 'array' | 'set' | 'push' | 'map' | 'attribute';
-
-interface Frame {
-  kind: AggregateKind;
-  /** Elements so far; maps and attributes keep keys and values flat until complete. */
-  items: RespValue[];
-  /** Elements still expected, or -1 for a streamed aggregate that ends with '.'. */
-  remaining: number;
-  attributes: RespPairs | undefined;
-}
 
 const EMPTY = Buffer.alloc(0);
 
@@ -626,31 +616,11 @@ export class RespDecoder {
 
   /** Turns a complete frame into its value; attributes become pending instead (undefined). */
   private build(frame: Frame): RespValue | undefined {
-    const items = frame.items;
-    let value: RespValue;
-    switch (frame.kind) {
-      case 'array':
-        value = { type: 'array', value: items };
-        break;
-      case 'set':
-        value = { type: 'set', value: items };
-        break;
-      case 'push':
-        value = { type: 'push', value: items };
-        break;
-      default: {
-        const pairs: RespPairs = [];
-        for (let i = 0; i + 1 < items.length; i += 2) pairs.push([items[i]!, items[i + 1]!]);
-        if (frame.kind === 'attribute') {
-          // Consecutive attributes merge; they all describe the next value.
-          this.pendingAttributes = frame.attributes === undefined ? pairs : [...frame.attributes, ...pairs];
-          return undefined;
-        }
-        value = { type: 'map', value: pairs };
-      }
-    }
-    if (frame.attributes !== undefined) value.attributes = frame.attributes;
-    return value;
+    if (frame.kind !== 'attribute') return frameValue(frame);
+    // Consecutive attributes merge; they all describe the next value.
+    const pairs = toPairs(frame.items);
+    this.pendingAttributes = frame.attributes === undefined ? pairs : [...frame.attributes, ...pairs];
+    return undefined;
   }
 
   private emit(end: number): void {
