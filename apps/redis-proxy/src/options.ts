@@ -146,7 +146,8 @@ export const redisProxyOptions = defineOptions([
     flag: 'max-unauthenticated-args',
     type: 'int',
     default: 10,
-    min: 3,
+    // go-redis authenticates with HELLO 3 AUTH <user> <password> SETNAME <name>: 7 arguments.
+    min: 7,
     env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_ARGS',
     paramsKey: 'principal.redis-proxy.max-unauthenticated-args',
     description: 'Most arguments in a command before AUTH (as Redis 7); more closes the connection.',
