@@ -79,6 +79,7 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         limits: {
           maxUnauthenticatedArgs: c.maxUnauthenticatedArgs,
           maxUnauthenticatedBytes: c.maxUnauthenticatedBytes,
+          unauthenticatedTimeoutMs: c.unauthenticatedTimeout,
           maxCommandArgs: c.maxCommandArgs,
           maxBulkLength: c.maxBulkLength,
           maxCommandBytes: c.maxCommandBytes,

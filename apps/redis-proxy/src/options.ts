@@ -163,6 +163,14 @@ export const redisProxyOptions = defineOptions([
       'Largest command (bytes as sent) before AUTH; larger closes the connection before it is read.',
   },
   {
+    flag: 'unauthenticated-timeout',
+    type: 'duration',
+    default: '10s',
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_UNAUTHENTICATED_TIMEOUT',
+    paramsKey: 'principal.redis-proxy.unauthenticated-timeout',
+    description: 'A connection that has not authenticated by then is closed (0s: never).',
+  },
+  {
     flag: 'max-command-args',
     type: 'int',
     default: 16384,

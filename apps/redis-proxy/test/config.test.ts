@@ -39,6 +39,7 @@ describe('limit and allow-list settings', () => {
       allowCommands: [],
       maxUnauthenticatedArgs: 10,
       maxUnauthenticatedBytes: 16384,
+      unauthenticatedTimeout: 10_000,
       maxCommandArgs: 16384,
       maxBulkLength: 64 * 1024 * 1024,
       maxCommandBytes: 65 * 1024 * 1024,

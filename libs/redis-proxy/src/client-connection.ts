@@ -66,6 +66,7 @@ export class ClientConnection {
   private closing = false;
   private closed = false;
   private flushScheduled = false;
+  private authTimer: NodeJS.Timeout | undefined;
   // The command being decoded spans carry + chunk[rawStart, end).
   private chunk: Buffer = Buffer.alloc(0);
   private rawStart = 0;
@@ -128,6 +129,7 @@ export class ClientConnection {
       ctx.logger.debug({ client: this.state.id, err: err.message }, 'client socket error'),
     );
     socket.on('close', () => this.teardown());
+    this.authenticationChanged();
   }
 
   /** Closes the connection now (shutdown). */
@@ -310,6 +312,21 @@ export class ClientConnection {
   /** Limits follow authentication: tight until AUTH succeeds, and again after RESET. */
   private authenticationChanged(): void {
     this.decoder.setLimits(this.input.decoderLimits(this.state.authenticated));
+    clearTimeout(this.authTimer);
+    this.authTimer = undefined;
+    const ms = this.ctx.limits.unauthenticatedTimeoutMs;
+    if (!this.state.authenticated && ms > 0) this.authTimer = setTimeout(() => this.authTimedOut(), ms);
+  }
+
+  /** A connection that does not authenticate in time holds a slot and buffers for nothing. */
+  private authTimedOut(): void {
+    if (this.closed || this.closing || this.state.authenticated) return;
+    this.ctx.metrics.limitHit('unauthenticated_timeout');
+    this.ctx.logger.info({ client: this.state.id }, 'client did not authenticate in time; closing');
+    this.reply(errorReply(ReplyText.authTimeout(this.ctx.limits.unauthenticatedTimeoutMs)));
+    this.closing = true;
+    this.socket.pause();
+    this.flush();
   }
 
   private route(cmd: RespCommand, all: Buffer[], raw: Buffer | Buffer[], route: CommandRoute): void {
@@ -569,6 +586,7 @@ export class ClientConnection {
   private teardown(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.authTimer);
     this.principal.close();
     this.pubsub.clear();
     this.agents.close();

@@ -10,6 +10,8 @@ export const ReplyText = {
   noPasswordConfigured:
     'ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?',
   noProto: 'NOPROTO unsupported protocol version',
+  authTimeout: (ms: number) =>
+    `ERR authentication timed out: a connection must authenticate within ${ms} ms (--unauthenticated-timeout)`,
   syntax: 'ERR syntax error',
   arity: (name: string) => `ERR wrong number of arguments for '${name}' command`,
   notInteger: 'ERR value is not an integer or out of range',

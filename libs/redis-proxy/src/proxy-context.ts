@@ -11,6 +11,8 @@ export interface ProxyLimits {
   maxUnauthenticatedArgs: number;
   /** Largest command before AUTH, in bytes as sent (Redis 7: 16 KiB per argument). */
   maxUnauthenticatedBytes: number;
+  /** A connection not authenticated by then is closed (0: never). */
+  unauthenticatedTimeoutMs: number;
   /** Most arguments in one command. */
   maxCommandArgs: number;
   /** Largest bulk string a client may send (Redis' proto-max-bulk-len), and largest reply accepted. */
@@ -42,6 +44,7 @@ export interface ProxyLimits {
 export const DEFAULT_LIMITS: ProxyLimits = {
   maxUnauthenticatedArgs: 10,
   maxUnauthenticatedBytes: 16 * 1024,
+  unauthenticatedTimeoutMs: 10_000,
   maxCommandArgs: 16 * 1024,
   maxBulkLength: 64 * 1024 * 1024,
   maxCommandBytes: 65 * 1024 * 1024,
@@ -57,6 +60,7 @@ export const DEFAULT_LIMITS: ProxyLimits = {
 export type LimitName =
   | 'unauthenticated_args'
   | 'unauthenticated_bytes'
+  | 'unauthenticated_timeout'
   | 'command_args'
   | 'command_bytes'
   | 'bulk_length'

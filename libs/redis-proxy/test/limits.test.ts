@@ -33,6 +33,7 @@ beforeAll(async () => {
       registry,
       requestTimeoutMs: 60_000,
       limits: {
+        unauthenticatedTimeoutMs: 2_000,
         maxCommandArgs: 100,
         maxBulkLength: 256 * KiB,
         maxCommandBytes: 300 * KiB,
@@ -108,6 +109,26 @@ describe('before AUTH', () => {
     expect(output).toMatch(/^%7\r\n/);
     expect(output).toContain(`*20\r\n${'_\r\n'.repeat(20)}`);
     expect(output.endsWith('+OK\r\n')).toBe(true);
+  });
+
+  it('closes a connection that does not authenticate in time, and only that one', async () => {
+    const before = await refusals('unauthenticated_timeout');
+    const authed = connect({ host: '127.0.0.1', port: s.proxy.port });
+    const idle = connect({ host: '127.0.0.1', port: s.proxy.port });
+    const authedReplies: Buffer[] = [];
+    authed.on('data', (d: Buffer) => authedReplies.push(d));
+    authed.write(AUTH);
+    const idleReplies: Buffer[] = [];
+    idle.on('data', (d: Buffer) => idleReplies.push(d));
+    await new Promise((r) => idle.once('close', r));
+    expect(Buffer.concat(idleReplies).toString()).toBe(
+      '-ERR authentication timed out: a connection must authenticate within 2000 ms (--unauthenticated-timeout)\r\n',
+    );
+    expect(await refusals('unauthenticated_timeout')).toBe(before + 1);
+    // The one that authenticated at the same time is still served after the idle one was closed.
+    authed.write(cmd('PING'));
+    await waitFor(() => Buffer.concat(authedReplies).toString() === '+OK\r\n+PONG\r\n');
+    authed.destroy();
   });
 
   it('tightens them again after RESET', async () => {
