@@ -67,6 +67,8 @@ export class ClientConnection {
   private closed = false;
   private flushScheduled = false;
   private authTimer: NodeJS.Timeout | undefined;
+  /** Whether the decoder's limits and the AUTH clock are those of an authenticated client. */
+  private limitsFor: boolean | undefined;
   // The command being decoded spans carry + chunk[rawStart, end).
   private chunk: Buffer = Buffer.alloc(0);
   private rawStart = 0;
@@ -311,6 +313,9 @@ export class ClientConnection {
 
   /** Limits follow authentication: tight until AUTH succeeds, and again after RESET. */
   private authenticationChanged(): void {
+    // Only a change counts: a failed AUTH must not restart the clock.
+    if (this.limitsFor === this.state.authenticated) return;
+    this.limitsFor = this.state.authenticated;
     this.decoder.setLimits(this.input.decoderLimits(this.state.authenticated));
     clearTimeout(this.authTimer);
     this.authTimer = undefined;
