@@ -53,6 +53,7 @@ const OVERLAYS: Record<string, Overlay> = {
   'examples/principal-servicemonitor': { side: 'principal', mesh: 'none' },
   'examples/agent-enhanced-rbac': { side: 'agent', mesh: 'none' },
   'test/fixtures/argocd': { side: 'argocd', mesh: 'none' },
+  'test/fixtures/argocd-redis-tls': { side: 'argocd', mesh: 'none' },
 };
 
 const VERSION = (
@@ -502,11 +503,15 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
     it('serves TLS everywhere and authenticates with client certificates', () => {
       const x = r(dir);
       for (const c of x.configs.values()) {
-        for (const l of c.listeners) {
-          if (c.app !== 'redis-proxy')
-            expect([c.app, l.name, l.plaintext, l.headerAuth]).toEqual([c.app, l.name, false, false]);
-        }
+        for (const l of c.listeners)
+          expect([c.app, l.name, l.plaintext, l.headerAuth]).toEqual([c.app, l.name, false, false]);
       }
+      // The redis listener's certificate is argocd-agent's Secret for it.
+      const redis = get(x.objects, 'Deployment', 'argocd-agent-redis-proxy');
+      expect(
+        podOf(redis).spec.volumes.find((v: { name: string }) => v.name === 'tls-redis-proxy')?.secret
+          ?.secretName,
+      ).toBe('argocd-redis-proxy-tls');
       const gateway = x.configs.get('argocd-agent-principal/stream-gateway')!;
       expect([gateway.config.auth, gateway.config.internalAuth]).toEqual(['mtls', 'mtls']);
       expect(gateway.config.internalAllowedClients).toEqual([
@@ -525,6 +530,36 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
           expect(proxy.config.gatewayServerName, app).toBe('argocd-agent-principal-internal');
       }
       expect(get(x.objects, 'Service', 'argocd-agent-principal-internal').spec.clusterIP).toBe('None');
+    });
+  }
+
+  if (overlay.side === 'principal') {
+    it("requires Argo CD's Redis password from the redis proxy's clients (Secret argocd-redis, not optional)", () => {
+      const x = r(dir);
+      const w = get(x.objects, 'Deployment', 'argocd-agent-redis-proxy');
+      const env = containersOf(w)[0]!.env.find((e: { name: string }) => e.name === 'REDIS_PASSWORD');
+      expect(env?.valueFrom?.secretKeyRef).toEqual({ name: 'argocd-redis', key: 'auth' });
+      expect(x.configs.get('argocd-agent-redis-proxy/redis-proxy')!.config.redisPassword).toBeTruthy();
+    });
+  }
+
+  if (dir === 'test/fixtures/argocd-redis-tls') {
+    it("makes the Argo CD server verify the redis proxy's certificate against the agent CA", () => {
+      const w = get(r(dir).objects, 'Deployment', 'argocd-server');
+      const c = containersOf(w)[0]!;
+      expect(c.args).toEqual([
+        '/usr/local/bin/argocd-server',
+        '--redis-use-tls',
+        '--redis-ca-certificate=/app/config/redis-proxy-tls/ca.crt',
+      ]);
+      const mount = c.volumeMounts.find(
+        (m: { mountPath: string }) => m.mountPath === '/app/config/redis-proxy-tls',
+      );
+      const volume = podOf(w).spec.volumes.find((v: { name: string }) => v.name === mount?.name);
+      expect(volume?.secret).toEqual({
+        secretName: 'argocd-agent-ca',
+        items: [{ key: 'ca.crt', path: 'ca.crt' }],
+      });
     });
   }
 

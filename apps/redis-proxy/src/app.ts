@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { InferConfig } from '@pullplane/config';
-import { createRedisProxy, type RedisProxy, validateKeyPrefixes } from '@pullplane/redis-proxy';
+import {
+  createRedisProxy,
+  type RedisProxy,
+  validateAllowedCommands,
+  validateKeyPrefixes,
+} from '@pullplane/redis-proxy';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import type { redisProxyOptions } from './options.js';
 
@@ -8,6 +13,12 @@ export type RedisProxyConfig = InferConfig<typeof redisProxyOptions>;
 
 export function validateRedisProxyConfig(c: RedisProxyConfig): string[] {
   const problems = validateKeyPrefixes(c.agentKeyPrefixes).map((p) => `--agent-key-prefixes: ${p}`);
+  problems.push(...validateAllowedCommands(c.allowCommands).map((p) => `--allow-commands: ${p}`));
+  if (c.maxBulkLength > c.maxCommandBytes) problems.push('--max-bulk-length exceeds --max-command-bytes');
+  if (c.maxCommandBytes > c.maxClientInputBytes)
+    problems.push('--max-command-bytes exceeds --max-client-input-bytes');
+  if (c.maxCommandBytes > c.maxBufferedBytes)
+    problems.push('--max-command-bytes exceeds --max-buffered-bytes');
   if ((c.tlsCertPath === undefined) !== (c.tlsKeyPath === undefined))
     problems.push('--tls-cert-path and --tls-key-path go together');
   if (c.tlsClientCaPath && !c.tlsCertPath)
@@ -65,8 +76,19 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         ...(c.redisPassword ? { password: c.redisPassword } : {}),
         agentKeyPrefixes: c.agentKeyPrefixes,
         requestTimeoutMs: c.requestTimeout,
-        limits: { maxBulkLength: c.maxBulkLength },
+        limits: {
+          maxUnauthenticatedArgs: c.maxUnauthenticatedArgs,
+          maxUnauthenticatedBytes: c.maxUnauthenticatedBytes,
+          unauthenticatedTimeoutMs: c.unauthenticatedTimeout,
+          maxCommandArgs: c.maxCommandArgs,
+          maxBulkLength: c.maxBulkLength,
+          maxCommandBytes: c.maxCommandBytes,
+          maxClientInputBytes: c.maxClientInputBytes,
+          maxOutputBytes: c.maxClientOutputBytes,
+          maxBufferedBytes: c.maxBufferedBytes,
+        },
         maxClients: c.maxClients,
+        allowCommands: c.allowCommands,
       });
       return proxy;
     },
@@ -74,6 +96,8 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
       principal: `${c.redisServerAddress.host}:${c.redisServerAddress.port}`,
       prefixes: c.agentKeyPrefixes,
       auth: c.redisPassword ? 'password' : 'none',
+      tls: c.tlsCertPath !== undefined,
+      allowCommands: c.allowCommands,
     }),
   );
 }

@@ -135,6 +135,51 @@ export const redisProxyOptions = defineOptions([
       'An agent that does not answer a command by then gets the client an error (the connection stays).',
   },
   {
+    flag: 'allow-commands',
+    type: 'list',
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_ALLOW_COMMANDS',
+    paramsKey: 'principal.redis-proxy.allow-commands',
+    description:
+      "Commands relayed to the principal Redis beyond what Argo CD sends (name, or name|subcommand as in 'client|list'); everything else is refused.",
+  },
+  {
+    flag: 'max-unauthenticated-args',
+    type: 'int',
+    default: 10,
+    // go-redis authenticates with HELLO 3 AUTH <user> <password> SETNAME <name>: 7 arguments.
+    min: 7,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_ARGS',
+    paramsKey: 'principal.redis-proxy.max-unauthenticated-args',
+    description: 'Most arguments in a command before AUTH (as Redis 7); more closes the connection.',
+  },
+  {
+    flag: 'max-unauthenticated-bytes',
+    type: 'int',
+    default: 16384,
+    min: 256,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_BYTES',
+    paramsKey: 'principal.redis-proxy.max-unauthenticated-bytes',
+    description:
+      'Largest command (bytes as sent) before AUTH; larger closes the connection before it is read.',
+  },
+  {
+    flag: 'unauthenticated-timeout',
+    type: 'duration',
+    default: '10s',
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_UNAUTHENTICATED_TIMEOUT',
+    paramsKey: 'principal.redis-proxy.unauthenticated-timeout',
+    description: 'A connection that has not authenticated by then is closed (0s: never).',
+  },
+  {
+    flag: 'max-command-args',
+    type: 'int',
+    default: 16384,
+    min: 3,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_ARGS',
+    paramsKey: 'principal.redis-proxy.max-command-args',
+    description: 'Most arguments in one command; more is a protocol error that closes the connection.',
+  },
+  {
     flag: 'max-bulk-length',
     type: 'int',
     default: 67108864,
@@ -142,6 +187,46 @@ export const redisProxyOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BULK_LENGTH',
     paramsKey: 'principal.redis-proxy.max-bulk-length',
     description: 'Largest value (bytes) a client may send; larger ones are a protocol error, as in Redis.',
+  },
+  {
+    flag: 'max-command-bytes',
+    type: 'int',
+    default: 68157440,
+    min: 1024,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_BYTES',
+    paramsKey: 'principal.redis-proxy.max-command-bytes',
+    description:
+      'Largest command (bytes as sent, a --max-bulk-length value plus its key and options); refused when its headers announce more.',
+  },
+  {
+    flag: 'max-client-input-bytes',
+    type: 'int',
+    default: 134217728,
+    min: 1024,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_INPUT_BYTES',
+    paramsKey: 'principal.redis-proxy.max-client-input-bytes',
+    description:
+      'Request bytes one connection may have in the proxy (the command being received, commands queued toward agents); reading stops above it.',
+  },
+  {
+    flag: 'max-client-output-bytes',
+    type: 'int',
+    default: 134217728,
+    min: 1024,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_OUTPUT_BYTES',
+    paramsKey: 'principal.redis-proxy.max-client-output-bytes',
+    description:
+      "Unsent replies after which a client that does not read them is disconnected (Redis' client-output-buffer-limit).",
+  },
+  {
+    flag: 'max-buffered-bytes',
+    type: 'int',
+    default: 268435456,
+    min: 1048576,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BUFFERED_BYTES',
+    paramsKey: 'principal.redis-proxy.max-buffered-bytes',
+    description:
+      "Every client's request and reply bytes together (Redis' maxmemory-clients); a command or reply that does not fit closes its connection.",
   },
   {
     flag: 'max-clients',

@@ -91,7 +91,7 @@ const redisProxyListeners = (c: Config): Listener[] => [
     name: 'redis',
     host: String(c.listenHost ?? '0.0.0.0'),
     port: Number(c.listenPort),
-    plaintext: true,
+    plaintext: !c.tlsCertPath,
     headerAuth: false,
   },
 ];

@@ -11,6 +11,8 @@ export interface AgentPipelineOptions {
   timeoutMs: number;
   maxReplyBytes: number;
   onClosed: (pipeline: AgentPipeline) => void;
+  /** Commands queued toward the agent were taken by the tunnel (see queuedBytes). */
+  onDrain?: () => void;
 }
 
 interface Waiter {
@@ -64,6 +66,7 @@ export class AgentPipeline {
       if (this.failure === undefined && this.start < chunk.length)
         this.carry.push(chunk.subarray(this.start));
     });
+    stream.on('drain', () => opts.onDrain?.());
     stream.on('end', () => this.fail(ReplyText.agentFailed(opts.agent, 'the agent ended the pipeline')));
     stream.on('close', () =>
       this.fail(
@@ -77,6 +80,11 @@ export class AgentPipeline {
 
   get closed(): boolean {
     return this.failure !== undefined;
+  }
+
+  /** Command bytes written but not yet taken by the tunnel (it takes them as the agent grants credit). */
+  get queuedBytes(): number {
+    return this.failure === undefined ? (this.stream?.writableLength ?? 0) : 0;
   }
 
   /** Sends one command; resolves with its reply, or an error reply (never rejects). */
@@ -164,6 +172,13 @@ export class AgentPipelines {
     },
   ) {}
 
+  /** Command bytes of this client queued toward its agents. */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const p of this.pipelines.values()) n += p.queuedBytes;
+    return n;
+  }
+
   call(agent: string, protocol: RespProtocol, args: Buffer[]): Promise<AgentReply> {
     const key = `${protocol}${agent}`;
     let pipeline = this.pipelines.get(key);
@@ -175,6 +190,8 @@ export class AgentPipelines {
         protocol,
         onClosed: (p) => {
           if (this.pipelines.get(key) === p) this.pipelines.delete(key);
+          // Whatever it had queued is gone with it.
+          this.opts.onDrain?.();
         },
       });
       // An agent that is not connected fails at once; the next command tries again.

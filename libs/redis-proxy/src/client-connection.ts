@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import {
-  asCommand,
+  commandFromArgs,
   encode,
   encodeCommand,
   errorReply,
@@ -12,8 +12,11 @@ import {
 } from '@pullplane/resp';
 import type { AgentReply } from './agent-call.js';
 import { AgentPipelines } from './agent-pipeline.js';
+import { BufferShare } from './buffer-budget.js';
+import { gate } from './command-gate.js';
 import { type CommandRoute, routeCommand } from './command-routing.js';
 import { ReplyText } from './errors.js';
+import { InputGuard } from './input-guard.js';
 import * as local from './local-commands.js';
 import { PrincipalAccess } from './principal-access.js';
 import type { Expectation, PrincipalLink } from './principal-link.js';
@@ -30,19 +33,16 @@ const CLIENT_WRITE = 1;
 const UPSTREAM_WRITE = 2;
 const PIPELINE = 4;
 const HOLD = 8;
+const INPUT = 16;
 
 const STAR = 0x2a;
-/** Allowed before authentication, as in Redis. */
-const PREAUTH = new Set(['auth', 'hello', 'quit', 'reset']);
-/** All a RESP2 connection may send while subscribed. */
-const SUBSCRIBED_RESP2 = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe']);
-for (const name of ['sunsubscribe', 'ping', 'quit', 'reset']) SUBSCRIBED_RESP2.add(name);
 /** Answered by the proxy itself. */
-const LOCAL = new Set(['hello', 'auth', 'ping', 'echo', 'quit', 'reset', 'subscribe', 'psubscribe']);
+const LOCAL = new Set(['hello', 'auth', 'ping', 'echo', 'info', 'quit', 'reset', 'subscribe', 'psubscribe']);
 for (const name of ['unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor', 'sync', 'psync'])
   LOCAL.add(name);
 
-type Held = [RespCommand, RespValue, Buffer | Buffer[]];
+/** A command waiting for its turn: parsed, all its arguments (the name first), its bytes as received. */
+type Held = [RespCommand, Buffer[], Buffer | Buffer[]];
 
 /**
  * One client connection: decodes its commands, answers protocol-level ones itself, routes
@@ -52,6 +52,8 @@ export class ClientConnection {
   readonly state: local.SessionState;
   private db = 0;
   private readonly decoder: RespDecoder;
+  private readonly input: InputGuard;
+  private readonly replies: BufferShare;
   private readonly queue: ReplyQueue;
   private readonly pubsub: PubSubSession;
   private readonly principal: PrincipalAccess;
@@ -64,6 +66,9 @@ export class ClientConnection {
   private closing = false;
   private closed = false;
   private flushScheduled = false;
+  private authTimer: NodeJS.Timeout | undefined;
+  /** Whether the decoder's limits and the AUTH clock are those of an authenticated client. */
+  private limitsFor: boolean | undefined;
   // The command being decoded spans carry + chunk[rawStart, end).
   private chunk: Buffer = Buffer.alloc(0);
   private rawStart = 0;
@@ -82,12 +87,13 @@ export class ClientConnection {
       name: undefined,
     };
     const { limits } = ctx;
+    this.input = new InputGuard(limits, ctx.budget, () => this.agents.queuedBytes);
+    this.replies = new BufferShare(ctx.budget, 'reply');
     this.decoder = new RespDecoder({
       mode: 'server',
-      maxBulkLength: limits.maxBulkLength,
-      maxArrayLength: limits.maxArrayLength,
-      maxInlineLength: limits.maxInlineLength,
-      onValue: (v, end) => this.onCommand(v, end),
+      ...this.input.decoderLimits(this.state.authenticated),
+      onCommand: (args, end) => this.onCommand(args, end),
+      admit: (bytes, args) => this.input.admit(bytes, args),
       onError: (err) => this.onProtocolError(err),
     });
     this.queue = new ReplyQueue((chunks, bytes) => this.write(chunks, bytes));
@@ -110,6 +116,7 @@ export class ClientConnection {
       timeoutMs: ctx.requestTimeoutMs,
       maxReplyBytes: limits.maxBulkLength * 2,
       onReply: (seconds) => ctx.metrics.agentSeconds.observe(seconds),
+      onDrain: () => this.checkInput(),
     });
     this.txTargets = {
       keys: ctx.keys,
@@ -124,6 +131,7 @@ export class ClientConnection {
       ctx.logger.debug({ client: this.state.id, err: err.message }, 'client socket error'),
     );
     socket.on('close', () => this.teardown());
+    this.authenticationChanged();
   }
 
   /** Closes the connection now (shutdown). */
@@ -151,29 +159,42 @@ export class ClientConnection {
     this.flush();
   }
 
-  private onCommand(v: RespValue, end: number): void {
+  private onCommand(all: Buffer[], end: number): void {
     // The bytes as received, to forward unchanged; inline commands are re-encoded as multibulk.
     const first = this.carry.length > 0 ? this.carry[0]![0] : this.chunk[this.rawStart];
     const tail = this.chunk.subarray(this.rawStart, end);
-    const raw =
-      first !== STAR ? encodeCommand(argsOf(v)) : this.carry.length === 0 ? tail : [...this.carry, tail];
+    const raw = first !== STAR ? encodeCommand(all) : this.carry.length === 0 ? tail : [...this.carry, tail];
     if (this.carry.length > 0) this.carry = [];
     this.rawStart = end;
+    this.input.commandDone();
     if (this.closing) return;
-    const cmd = asCommand(v)!;
-    if (this.held) this.held.push([cmd, v, raw]);
-    else this.dispatch(cmd, v, raw);
+    const cmd = commandFromArgs(all);
+    if (this.held) this.hold([cmd, all, raw]);
+    else this.dispatch(cmd, all, raw);
   }
 
   private onProtocolError(err: RespError): void {
-    this.ctx.metrics.protocolErrors.inc();
-    this.ctx.logger.info({ client: this.state.id, err: err.message }, 'client protocol error; closing');
-    const reply = errorReply(`ERR ${err.message}`);
+    this.input.commandDone();
+    this.carry = [];
+    const { reply, limit } = this.input.describe(err, this.state.authenticated);
+    if (limit === undefined) {
+      this.ctx.metrics.protocolErrors.inc();
+      this.ctx.logger.info({ client: this.state.id, err: err.message }, 'client protocol error; closing');
+    } else {
+      this.ctx.metrics.limitHit(limit);
+      this.ctx.logger.info({ client: this.state.id, limit, reply }, 'client went over a limit; closing');
+    }
+    const bytes = errorReply(reply);
     // After whatever is held, like every reply.
-    if (this.held) this.held.push([{ name: '', args: [] }, { type: 'error', value: '' }, reply]);
-    else this.queue.ready(reply);
+    if (this.held) this.hold([{ name: '', args: [] }, [], bytes]);
+    else this.queue.ready(bytes);
     this.closing = true;
     this.socket.pause();
+  }
+
+  private hold(entry: Held): void {
+    this.held!.push(entry);
+    this.input.hold(byteLength(entry[2]));
   }
 
   /** Runs the held commands once the principal owes nothing more. */
@@ -186,15 +207,16 @@ export class ClientConnection {
         (this.held as Held[]).push(...held.slice(i));
         break;
       }
-      const [cmd, v, raw] = held[i]!;
+      const [cmd, all, raw] = held[i]!;
+      this.input.unhold(byteLength(raw));
       if (cmd.name === '') this.queue.ready(raw as Buffer);
-      else this.dispatch(cmd, v, raw);
+      else this.dispatch(cmd, all, raw);
     }
     if (!this.held) this.unpause(HOLD);
     this.flush();
   }
 
-  private dispatch(cmd: RespCommand, v: RespValue, raw: Buffer | Buffer[]): void {
+  private dispatch(cmd: RespCommand, all: Buffer[], raw: Buffer | Buffer[]): void {
     const { name, args } = cmd;
     if (name === 'post' || name === 'host:') {
       // An HTTP request sent to the Redis port (cross-protocol scripting): Redis drops these too.
@@ -202,16 +224,17 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
-    if (!this.state.authenticated && !PREAUTH.has(name)) {
-      this.reply(errorReply(ReplyText.noAuth));
-      return;
-    }
-    if (this.state.protocol === 2 && this.pubsub.count > 0 && !SUBSCRIBED_RESP2.has(name)) {
-      this.reply(errorReply(ReplyText.subscribeContext(name)));
+    const { authenticated, protocol } = this.state;
+    const refused = gate(cmd, { authenticated, protocol, subscriptions: this.pubsub.count }, this.ctx);
+    if (refused !== undefined) {
+      // Inside MULTI a command the allow-list refuses fails the transaction, as any error while queueing does.
+      if (refused.allowList) this.tx.fail();
+      this.reply(refused.reply);
       return;
     }
     if (this.principal.mustWait(name, args)) {
-      this.held = [[cmd, v, raw]];
+      this.held = [];
+      this.hold([cmd, all, raw]);
       this.pause(HOLD);
       return;
     }
@@ -224,12 +247,16 @@ export class ClientConnection {
         return;
       case 'auth':
         this.reply(local.auth(args, this.state, this.ctx.password));
+        this.authenticationChanged();
         return;
       case 'ping':
         this.reply(local.ping(args, this.state.protocol, this.pubsub.count > 0));
         return;
       case 'echo':
         this.reply(local.echo(args, this.state.protocol));
+        return;
+      case 'info':
+        this.reply(local.info(this.state.protocol));
         return;
       case 'quit':
         this.reply(simpleString('OK'));
@@ -279,12 +306,35 @@ export class ClientConnection {
         this.reply(errorReply(ReplyText.notSupported(name.toUpperCase())));
         return;
       default:
-        this.route(cmd, v, raw, routeCommand(name, args, this.ctx.keys));
+        this.route(cmd, all, raw, routeCommand(name, args, this.ctx.keys));
         return;
     }
   }
 
-  private route(cmd: RespCommand, v: RespValue, raw: Buffer | Buffer[], route: CommandRoute): void {
+  /** Limits follow authentication: tight until AUTH succeeds, and again after RESET. */
+  private authenticationChanged(): void {
+    // Only a change counts: a failed AUTH must not restart the clock.
+    if (this.limitsFor === this.state.authenticated) return;
+    this.limitsFor = this.state.authenticated;
+    this.decoder.setLimits(this.input.decoderLimits(this.state.authenticated));
+    clearTimeout(this.authTimer);
+    this.authTimer = undefined;
+    const ms = this.ctx.limits.unauthenticatedTimeoutMs;
+    if (!this.state.authenticated && ms > 0) this.authTimer = setTimeout(() => this.authTimedOut(), ms);
+  }
+
+  /** A connection that does not authenticate in time holds a slot and buffers for nothing. */
+  private authTimedOut(): void {
+    if (this.closed || this.closing || this.state.authenticated) return;
+    this.ctx.metrics.limitHit('unauthenticated_timeout');
+    this.ctx.logger.info({ client: this.state.id }, 'client did not authenticate in time; closing');
+    this.reply(errorReply(ReplyText.authTimeout(this.ctx.limits.unauthenticatedTimeoutMs)));
+    this.closing = true;
+    this.socket.pause();
+    this.flush();
+  }
+
+  private route(cmd: RespCommand, all: Buffer[], raw: Buffer | Buffer[], route: CommandRoute): void {
     const m = this.ctx.metrics.routed;
     switch (route.kind) {
       case 'principal':
@@ -295,16 +345,17 @@ export class ClientConnection {
         m.agent.inc();
         const slot = this.queue.defer(1);
         this.checkPipeline();
-        void this.agentCall(route.agent, argsOf(v)).then((reply) => {
+        void this.agentCall(route.agent, all).then((reply) => {
           if (this.closed) return;
           this.queue.fill(slot, reply.raw);
           this.flush();
         });
+        this.checkInput();
         return;
       }
       case 'split':
         m.split.inc();
-        this.split(cmd, v, route);
+        this.split(cmd, all, route);
         return;
       case 'refused':
         m.refused.inc();
@@ -347,11 +398,11 @@ export class ClientConnection {
     return this.agents.call(agent, this.state.protocol, args);
   }
 
-  private split(cmd: RespCommand, v: RespValue, route: SplitRoute): void {
+  private split(cmd: RespCommand, all: Buffer[], route: SplitRoute): void {
     const slot = this.queue.defer(1);
     this.checkPipeline();
     const protocol = this.state.protocol;
-    void runSplit(route, argsOf(v)[0]!, cmd.args, {
+    void runSplit(route, all[0]!, cmd.args, {
       agent: (agent, args) => this.agentCall(agent, args).then((r) => r.value),
       principal: (command) =>
         new Promise((resolve) => this.send(command, { kind: 'capture', owner: this.principal, resolve })),
@@ -360,6 +411,7 @@ export class ClientConnection {
       this.queue.fill(slot, encode(value, { protocol }));
       this.flush();
     });
+    this.checkInput();
   }
 
   // ---- local commands ----
@@ -367,6 +419,7 @@ export class ClientConnection {
   private hello(args: Buffer[]): void {
     const outcome = local.hello(args, this.state, this.ctx.password);
     this.reply(outcome.reply);
+    this.authenticationChanged();
     const own = this.principal.own;
     if (outcome.protocolChanged !== undefined)
       own?.internal(['HELLO', String(outcome.protocolChanged)], 'HELLO');
@@ -392,6 +445,7 @@ export class ClientConnection {
     this.state.protocol = 2;
     this.state.name = undefined;
     this.state.authenticated = this.ctx.password === undefined;
+    this.authenticationChanged();
     this.db = 0;
     const own = this.principal.own;
     if (own) {
@@ -431,6 +485,7 @@ export class ClientConnection {
     this.queue.ready(PubSubSession.frame(message, this.state.protocol));
     if (this.socket.writableLength > this.ctx.limits.maxPubSubOutputBytes) {
       // Redis' client-output-buffer-limit for pubsub: a subscriber that does not read is dropped.
+      this.ctx.metrics.limitHit('pubsub_output');
       this.ctx.logger.warn({ client: this.state.id }, 'pub/sub client does not read; closing');
       this.socket.destroy();
       return;
@@ -450,14 +505,29 @@ export class ClientConnection {
   }
 
   private flush(): void {
-    if (this.closed) return;
+    // Destroyed but not yet closed: a reply arriving meanwhile has nowhere to go.
+    if (this.closed || this.socket.destroyed) return;
     this.queue.drain();
     this.queue.flush();
-    if (this.socket.writableLength + this.queue.waitingBytes > this.ctx.limits.maxOutputBytes) {
+    const unsent = this.socket.writableLength + this.queue.waitingBytes;
+    if (unsent > this.ctx.limits.maxOutputBytes) {
+      this.ctx.metrics.limitHit('client_output');
       this.ctx.logger.warn({ client: this.state.id }, 'client does not read its replies; closing');
       this.socket.destroy();
       return;
     }
+    if (!this.replies.set(unsent)) {
+      // The replies are owed but the process has no room for them: this client loses its
+      // connection rather than every client losing the process.
+      this.ctx.metrics.limitHit('buffer_budget');
+      this.ctx.logger.warn(
+        { client: this.state.id, bytes: unsent },
+        'replies do not fit the buffer budget (--max-buffered-bytes); closing',
+      );
+      this.socket.destroy();
+      return;
+    }
+    this.checkInput();
     if (this.paused & PIPELINE && this.queue.outstanding <= this.ctx.limits.maxPendingReplies / 2)
       this.unpause(PIPELINE);
     if (this.closing && !this.held && this.queue.idle) {
@@ -479,6 +549,14 @@ export class ClientConnection {
     if (!ok) this.pause(CLIENT_WRITE);
   }
 
+  /** Stops reading while the connection holds more request bytes than it may (agent queues full). */
+  private checkInput(): void {
+    if (this.closed) return;
+    this.input.refresh();
+    if (this.input.full) this.pause(INPUT);
+    else if (this.paused & INPUT) this.unpause(INPUT);
+  }
+
   private checkPipeline(): void {
     if (this.queue.outstanding >= this.ctx.limits.maxPendingReplies) this.pause(PIPELINE);
   }
@@ -492,7 +570,11 @@ export class ClientConnection {
       // and the agents through the tunnel's flow control.
       this.principal.own?.pause();
       this.agents.pause();
-      this.socket.once('drain', () => this.unpause(CLIENT_WRITE));
+      this.socket.once('drain', () => {
+        this.unpause(CLIENT_WRITE);
+        // What was unsent is written now; the budget gets it back.
+        this.flush();
+      });
     }
   }
 
@@ -509,14 +591,19 @@ export class ClientConnection {
   private teardown(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.authTimer);
     this.principal.close();
     this.pubsub.clear();
     this.agents.close();
+    this.input.release();
+    this.replies.release();
     this.onClose(this);
   }
 }
 
-/** A server-mode value as its list of argument buffers (the name included, as sent). */
-function argsOf(v: RespValue): Buffer[] {
-  return (v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value);
+function byteLength(raw: Buffer | Buffer[]): number {
+  if (!Array.isArray(raw)) return raw.length;
+  let n = 0;
+  for (const b of raw) n += b.length;
+  return n;
 }

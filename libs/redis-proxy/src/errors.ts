@@ -10,6 +10,8 @@ export const ReplyText = {
   noPasswordConfigured:
     'ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?',
   noProto: 'NOPROTO unsupported protocol version',
+  authTimeout: (ms: number) =>
+    `ERR authentication timed out: a connection must authenticate within ${ms} ms (--unauthenticated-timeout)`,
   syntax: 'ERR syntax error',
   arity: (name: string) => `ERR wrong number of arguments for '${name}' command`,
   notInteger: 'ERR value is not an integer or out of range',
@@ -18,6 +20,8 @@ export const ReplyText = {
     `ERR Can't execute '${name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`,
   execAbort: 'EXECABORT Transaction discarded because of previous errors.',
   notSupported: (what: string) => `ERR ${what} is not supported through the pullplane redis proxy`,
+  notAllowed: (command: string) =>
+    `ERR command '${command}' is not allowed through the pullplane redis proxy (an operator can allow it with --allow-commands)`,
 
   // Agent keys.
   notConnected: (agent: string) => `ERR agent ${agent} is not connected`,

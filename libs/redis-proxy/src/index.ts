@@ -1,7 +1,9 @@
 export { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from './agent-call.js';
 export { AgentPipeline, type AgentPipelineOptions, AgentPipelines } from './agent-pipeline.js';
 export { AgentSubscriptions, type AgentSubscriptionsOptions } from './agent-subscriptions.js';
+export { BufferBudget } from './buffer-budget.js';
 export { isMultiKey, type KeySpec, keySpec, someKey } from './command-keys.js';
+export { CommandPolicy, DEFAULT_ALLOWED_COMMANDS, validateAllowedCommands } from './command-policy.js';
 export { type CommandRoute, routeCommand, type SplitPart } from './command-routing.js';
 export { RedisProxyError, RedisProxyErrorCode, ReplyText } from './errors.js';
 export {
@@ -15,8 +17,8 @@ export {
   validateKeyPrefixes,
 } from './key-routing.js';
 export { REPORTED_REDIS_VERSION } from './local-commands.js';
-export { DEFAULT_LIMITS, type ProxyLimits } from './proxy-context.js';
-export { createRedisProxy, type RedisProxy, type RedisProxyOptions } from './redis-proxy.js';
+export { DEFAULT_LIMITS, type LimitName, type ProxyLimits } from './proxy-context.js';
+export { createRedisProxy, isLoopback, type RedisProxy, type RedisProxyOptions } from './redis-proxy.js';
 export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
 export {
   type PubSubKind,

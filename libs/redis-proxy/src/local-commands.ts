@@ -118,6 +118,29 @@ export function ping(args: Buffer[], protocol: RespProtocol, subscribed: boolean
   return args.length === 0 ? simpleString('PONG') : bulkReply(args[0]!, protocol);
 }
 
+/**
+ * INFO, answered by the proxy: what clients check when they connect (ioredis waits for
+ * `loading:0`, tools read the version and role) and nothing of the principal Redis, whose
+ * configuration, clients and keyspace are not the business of its cache clients.
+ */
+export function info(protocol: RespProtocol): Buffer {
+  const text = [
+    '# Server',
+    `redis_version:${REPORTED_REDIS_VERSION}`,
+    'redis_mode:standalone',
+    '',
+    '# Persistence',
+    'loading:0',
+    '',
+    '# Replication',
+    'role:master',
+    '',
+  ].join('\r\n');
+  return protocol === 3
+    ? encode(resp.verbatim('txt', text), { protocol })
+    : bulkReply(Buffer.from(text), protocol);
+}
+
 export function echo(args: Buffer[], protocol: RespProtocol): Buffer {
   return args.length === 1 ? bulkReply(args[0]!, protocol) : errorReply(ReplyText.arity('echo'));
 }
@@ -156,6 +179,12 @@ export function client(args: Buffer[], state: SessionState, protocol: RespProtoc
         replay: [Buffer.from('CLIENT'), Buffer.from('SETINFO'), args[1]!, args[2]!],
       };
     }
+    // go-redis asks for Redis Enterprise's maintenance notifications on every RESP3 connection;
+    // answered as Redis 7 answers it, so the client turns the feature off and carries on.
+    case 'maint_notifications':
+      return {
+        reply: errorReply(`ERR unknown subcommand '${args[0]!.toString('latin1')}'. Try CLIENT HELP.`),
+      };
     // Each changes how many replies follow a command, which the reply order depends on.
     case 'reply':
     case 'tracking':

@@ -31,7 +31,16 @@ export const DEDICATED = new Set([
   'waitaof',
 ]);
 
-const LOCAL_CLIENT = new Set(['id', 'getname', 'setname', 'setinfo', 'reply', 'tracking', 'caching']);
+const LOCAL_CLIENT = new Set([
+  'id',
+  'getname',
+  'setname',
+  'setinfo',
+  'maint_notifications',
+  'reply',
+  'tracking',
+  'caching',
+]);
 
 export interface AccessHooks {
   state(): ClientState;

@@ -5,13 +5,16 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentOpener } from './agent-call.js';
 import { AgentSubscriptions } from './agent-subscriptions.js';
+import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
+import { CommandPolicy } from './command-policy.js';
 import { RedisProxyError, RedisProxyErrorCode } from './errors.js';
 import { DEFAULT_AGENT_KEY_PREFIXES, KeyRouter } from './key-routing.js';
 import { SharedPrincipalLinks } from './principal-pool.js';
 import {
   type ConnectionMetrics,
   DEFAULT_LIMITS,
+  type LimitName,
   type ProxyContext,
   type ProxyLimits,
 } from './proxy-context.js';
@@ -41,6 +44,8 @@ export interface RedisProxyOptions {
   limits?: Partial<ProxyLimits>;
   /** Connections beyond this are refused with Redis' "max number of clients reached". */
   maxClients?: number;
+  /** Commands (`name` or `name|subcommand`) relayed beyond the default allow-list. */
+  allowCommands?: readonly string[];
 }
 
 export interface RedisProxy {
@@ -83,6 +88,26 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     name: 'redis_proxy_protocol_errors_total',
     help: 'Client connections closed for malformed RESP.',
   });
+  const refusedCommands = getOrCreateCounter(opts.registry, {
+    name: 'redis_proxy_refused_commands_total',
+    help: "Commands refused by name: not on the allow-list (not_allowed) or sent before AUTH (unauthenticated); names Redis does not have are counted as 'unknown'.",
+    labelNames: ['command', 'reason'],
+  });
+  const limitRefusals = getOrCreateCounter(opts.registry, {
+    name: 'redis_proxy_connections_refused_total',
+    help: 'Client connections refused or closed because they went over a limit, by limit.',
+    labelNames: ['limit'],
+  });
+  const budget = new BufferBudget(limits.maxBufferedBytes);
+  getOrCreateGauge(opts.registry, {
+    name: 'redis_proxy_buffered_bytes',
+    help: 'Bytes held for clients: commands being received and queued (request), replies not yet written (reply).',
+    labelNames: ['side'],
+    collect() {
+      this.set({ side: 'request' }, budget.request);
+      this.set({ side: 'reply' }, budget.reply);
+    },
+  });
   const connectionsGauge = getOrCreateGauge(opts.registry, {
     name: 'redis_proxy_connections',
     help: 'Open client connections.',
@@ -102,7 +127,10 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     },
     agentSeconds,
     protocolErrors,
+    commandRefused: (command, reason) => refusedCommands.inc({ command, reason }),
+    limitHit: (limit: LimitName) => limitRefusals.inc({ limit }),
   };
+  const policy = new CommandPolicy(opts.allowCommands);
 
   // One subscriber connection to the principal and one stream per agent channel, shared by
   // every client of this replica.
@@ -134,6 +162,8 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     principal: opts.principal,
     password: opts.password === '' ? undefined : opts.password,
     limits,
+    budget,
+    policy,
     requestTimeoutMs: opts.requestTimeoutMs ?? 5_000,
     subscribeTimeoutMs: opts.subscribeTimeoutMs ?? 3_000,
     logger: log,
@@ -149,6 +179,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
   const clients = new Set<ClientConnection>();
   const accept = (socket: Socket) => {
     if (clients.size >= maxClients) {
+      metrics.limitHit('max_clients');
       socket.end('-ERR max number of clients reached\r\n');
       return;
     }
@@ -193,7 +224,16 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
         server.listen(opts.port, opts.host, () => {
           server.off('error', reject);
           port = (server.address() as AddressInfo).port;
-          log.info({ host: opts.host, port, tls: opts.tls !== undefined }, 'redis proxy listening');
+          log.info(
+            { host: opts.host, port, tls: opts.tls !== undefined, allowed: policy.list },
+            'redis proxy listening',
+          );
+          if (!isLoopback(opts.host) && ctx.password === undefined && opts.tls === undefined) {
+            log.warn(
+              { host: opts.host, port },
+              'redis proxy listens beyond loopback without a password and without TLS: anyone who reaches this port can use the principal Redis; set --redis-password (and --tls-cert-path/--tls-key-path), or --listen-host=127.0.0.1 behind a mesh sidecar',
+            );
+          }
           resolve();
         });
       });
@@ -212,4 +252,10 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       await closed;
     },
   };
+}
+
+/** Whether only this host can reach a listener on `host`. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }

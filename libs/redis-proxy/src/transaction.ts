@@ -26,6 +26,11 @@ export class Transaction {
     this.poisoned = false;
   }
 
+  /** A command was refused while queueing: EXEC will answer EXECABORT. */
+  fail(): void {
+    if (this.active) this.poisoned = true;
+  }
+
   /** The connection's state is gone (RESET, principal connection lost). */
   abandon(): void {
     this.active = false;
@@ -47,6 +52,8 @@ export class Transaction {
       case 'quit':
       case 'reset':
         return false;
+      // Answered by the proxy outside MULTI; inside, EXEC would take the principal's answer.
+      case 'info':
       case 'subscribe':
       case 'psubscribe':
       case 'unsubscribe':

@@ -5,7 +5,28 @@ import { plain, RespClient } from './resp-client.js';
 
 let s: Stack;
 beforeAll(async () => {
-  s = await startStack({ agents: ['agent-a', 'agent-b'] });
+  // The relaying machinery (transactions, own connections, blocking commands) with what an
+  // operator may add to the allow-list; the default list has its own suite (policy.test.ts).
+  s = await startStack({
+    agents: ['agent-a', 'agent-b'],
+    proxy: {
+      allowCommands: [
+        'incr',
+        'hset',
+        'hget',
+        'hgetall',
+        'multi',
+        'exec',
+        'discard',
+        'watch',
+        'mset',
+        'eval',
+        'blpop',
+        'rpush',
+        'client|list',
+      ],
+    },
+  });
 }, 60_000);
 afterAll(async () => {
   await s?.close();

@@ -7,6 +7,7 @@ import { createMemoryBus } from '@pullplane/bus';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { AgentRouter } from '@pullplane/router';
 import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import type { LogicalStream } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -47,7 +48,13 @@ export interface Stack {
  * tunnels (single-process routing), and agents each with their own real redis-server.
  */
 export async function startStack(
-  options: { agents?: string[]; password?: string; proxy?: Partial<RedisProxyOptions> } = {},
+  options: {
+    agents?: string[];
+    password?: string;
+    proxy?: Partial<RedisProxyOptions>;
+    /** Agents whose redis streams go to this handler instead of their executor (a stalled agent). */
+    handlers?: Record<string, (stream: LogicalStream) => void>;
+  } = {},
 ): Promise<Stack> {
   const names = options.agents ?? ['agent-a', 'agent-b'];
   const principal = await startRedisServer(options.password ? { password: options.password } : {});
@@ -98,7 +105,7 @@ export async function startStack(
       keepAlivePingIntervalMs: 0,
       enableResourceProxy: false,
       logger,
-      handlers: { redis: (s) => executor.handle(s) },
+      handlers: { redis: options.handlers?.[name] ?? ((s) => executor.handle(s)) },
     });
     agent.start();
     const direct = new Redis({ host: redis.host, port: redis.port, lazyConnect: true });
@@ -189,9 +196,9 @@ export async function startStack(
   };
 }
 
-export async function waitFor(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }

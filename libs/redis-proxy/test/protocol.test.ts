@@ -74,8 +74,26 @@ describe('malformed input', () => {
       /^-ERR Protocol error: bulk payload not terminated by CRLF\r\n$/,
     ],
     ['unbalanced inline quotes', 'GET "abc\r\n', /^-ERR Protocol error: unbalanced quotes in request\r\n$/],
-    ['bulk over the limit', '*1\r\n$99999999999\r\n', /^-ERR Protocol error: invalid bulk length\r\n$/],
-    ['too many arguments', '*99999999\r\n', /^-ERR Protocol error: invalid multibulk length\r\n$/],
+    [
+      'bulk over the limit before AUTH',
+      '*1\r\n$99999999999\r\n',
+      /^-ERR Protocol error: unauthenticated bulk length \(at most 16384 bytes before AUTH, --max-unauthenticated-bytes\)\r\n$/,
+    ],
+    [
+      'too many arguments before AUTH',
+      '*99999999\r\n',
+      /^-ERR Protocol error: unauthenticated multibulk length \(at most 10 arguments before AUTH, --max-unauthenticated-args\)\r\n$/,
+    ],
+    [
+      'bulk over the limit',
+      Buffer.concat([AUTH, Buffer.from('*1\r\n$99999999999\r\n')]),
+      /^\+OK\r\n-ERR Protocol error: invalid bulk length \(at most 8388608 bytes, --max-bulk-length\)\r\n$/,
+    ],
+    [
+      'too many arguments',
+      Buffer.concat([AUTH, Buffer.from('*99999999\r\n')]),
+      /^\+OK\r\n-ERR Protocol error: invalid multibulk length \(at most 16384 arguments, --max-command-args\)\r\n$/,
+    ],
   ];
   for (const [name, input, expected] of cases) {
     it(`answers a protocol error and closes: ${name}`, async () => {

@@ -20,8 +20,13 @@ export function asCommand(value: RespValue): RespCommand | undefined {
     if (item.type !== 'bulk' || item.value === null) return undefined;
     args.push(item.value);
   }
-  const raw = args.shift()!.toString('latin1');
+  return commandFromArgs(args);
+}
+
+/** A command from what a server-mode decoder's onCommand delivers (the name first; at least one argument). */
+export function commandFromArgs(all: readonly Buffer[]): RespCommand {
+  const raw = all[0]!.toString('latin1');
   // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
   const name = UPPER.test(raw) ? raw.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : raw;
-  return { name, args };
+  return { name, args: all.slice(1) };
 }

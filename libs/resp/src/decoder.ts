@@ -1,3 +1,4 @@
+import { type AggregateKind, type Frame, frameValue, toPairs } from './aggregate-frame.js';
 import {
   BANG,
   COLON,
@@ -24,6 +25,7 @@ import {
   DEFAULT_MAX_BULK_LENGTH,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_INLINE_LENGTH,
+  type RespDecoderLimitValues,
   type RespDecoderOptions,
 } from './decoder-options.js';
 import { limitError, protocolError, RespError } from './errors.js';
@@ -46,17 +48,6 @@ const TARGET_VERBATIM = 1;
 const TARGET_BLOB_ERROR = 2;
 const TARGET_STREAM_CHUNK = 3;
 
-type AggregateKind = 'array' | 'set' | 'push' | 'map' | 'attribute';
-
-interface Frame {
-  kind: AggregateKind;
-  /** Elements so far; maps and attributes keep keys and values flat until complete. */
-  items: RespValue[];
-  /** Elements still expected, or -1 for a streamed aggregate that ends with '.'. */
-  remaining: number;
-  attributes: RespPairs | undefined;
-}
-
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -67,14 +58,22 @@ const EMPTY = Buffer.alloc(0);
  * chunk (so callers must not reuse pushed buffers), and one spanning chunks is gathered as
  * slices and concatenated once, when complete. Memory therefore grows with the bytes actually
  * received, never with a length the peer merely announced.
+ *
+ * Limits are checked against what headers announce before anything they announce is read:
+ * a count or length over a limit fails at once, and in server mode a command's arguments are
+ * kept as plain buffers in one array sized by its already-checked count, so a peer cannot make
+ * the decoder hold an object per argument beyond the limits.
  */
 export class RespDecoder {
   private readonly server: boolean;
-  private readonly maxBulkLength: number;
-  private readonly maxArrayLength: number;
-  private readonly maxInlineLength: number;
-  private readonly maxDepth: number;
-  private readonly onValue: (value: RespValue, end: number) => void;
+  private maxBulkLength: number;
+  private maxArrayLength: number;
+  private maxInlineLength: number;
+  private maxDepth: number;
+  private maxCommandBytes: number;
+  private readonly onValue: ((value: RespValue, end: number) => void) | undefined;
+  private readonly onCommand: ((args: Buffer[], end: number) => void) | undefined;
+  private readonly admit: ((bytes: number, args: number) => boolean) | undefined;
   private readonly onError: (error: RespError) => void;
 
   private state = READ_TYPE;
@@ -91,6 +90,12 @@ export class RespDecoder {
   private crlfSeen = 0;
 
   private stack: Frame[] = [];
+  // Server mode: the command being read.
+  private cmdArgs: Buffer[] | undefined;
+  private cmdRemaining = 0;
+  /** Bytes of the command so far, counting announced bulk strings whole. */
+  private cmdBytes = 0;
+
   /** Chunks of a streamed string (`$?`) while one is being read. */
   private streamParts: Buffer[] | undefined;
   private streamLength = 0;
@@ -108,6 +113,8 @@ export class RespDecoder {
    * when the offset where it ended is known.
    */
   private completed: RespValue | undefined;
+  /** Server mode: the command completed by the current parse step. */
+  private completedArgs: Buffer[] | undefined;
 
   constructor(options: RespDecoderOptions) {
     this.server = options.mode === 'server';
@@ -115,8 +122,30 @@ export class RespDecoder {
     this.maxArrayLength = options.maxArrayLength ?? DEFAULT_MAX_ARRAY_LENGTH;
     this.maxInlineLength = options.maxInlineLength ?? DEFAULT_MAX_INLINE_LENGTH;
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.maxCommandBytes = options.maxCommandBytes ?? Number.POSITIVE_INFINITY;
     this.onValue = options.onValue;
+    this.onCommand = this.server ? options.onCommand : undefined;
+    this.admit = this.server ? options.admit : undefined;
     this.onError = options.onError;
+    if (this.onValue === undefined && this.onCommand === undefined)
+      throw new TypeError('RespDecoder needs onValue (or onCommand in server mode)');
+  }
+
+  /**
+   * Changes limits from the next header on (a server tightens them until a client has
+   * authenticated, and loosens them after). Limits not given stay as they are.
+   */
+  setLimits(limits: RespDecoderLimitValues): void {
+    if (limits.maxBulkLength !== undefined) this.maxBulkLength = limits.maxBulkLength;
+    if (limits.maxArrayLength !== undefined) this.maxArrayLength = limits.maxArrayLength;
+    if (limits.maxInlineLength !== undefined) this.maxInlineLength = limits.maxInlineLength;
+    if (limits.maxDepth !== undefined) this.maxDepth = limits.maxDepth;
+    if (limits.maxCommandBytes !== undefined) this.maxCommandBytes = limits.maxCommandBytes;
+  }
+
+  /** Server mode: bytes of the command being read, as far as its headers announced (0 between commands). */
+  get commandBytes(): number {
+    return this.cmdBytes + (this.state === READ_LINE ? this.lineLength : 0);
   }
 
   /** The error that poisoned this decoder, if any. */
@@ -129,6 +158,7 @@ export class RespDecoder {
     return (
       this.state !== READ_TYPE ||
       this.stack.length > 0 ||
+      this.cmdArgs !== undefined ||
       this.streamParts !== undefined ||
       this.pendingAttributes !== undefined
     );
@@ -167,6 +197,10 @@ export class RespDecoder {
 
   private clear(): void {
     this.completed = undefined;
+    this.completedArgs = undefined;
+    this.cmdArgs = undefined;
+    this.cmdRemaining = 0;
+    this.cmdBytes = 0;
     this.state = READ_TYPE;
     this.lineParts = [];
     this.lineLength = 0;
@@ -197,7 +231,13 @@ export class RespDecoder {
         default:
           pos = this.readCrlf(buf, pos);
       }
-      if (this.completed !== undefined) this.emit(pos);
+      if (this.completed !== undefined || this.completedArgs !== undefined) this.emit(pos);
+    }
+    // The chunk ended inside a command: whatever of it is kept from now on must be admitted.
+    if (this.admit !== undefined && (this.cmdArgs !== undefined || this.state !== READ_TYPE)) {
+      const announced = this.commandBytes;
+      if (!this.admit(announced, this.cmdArgs === undefined ? 0 : this.cmdArgs.length + this.cmdRemaining))
+        throw limitError('command refused', 'admit');
     }
   }
 
@@ -208,7 +248,7 @@ export class RespDecoder {
     if (this.streamParts !== undefined) {
       if (t !== SEMICOLON) throw protocolError(`expected ';', got '${describeByte(t)}'`);
     } else if (this.server) {
-      if (this.stack.length === 0) {
+      if (this.cmdArgs === undefined) {
         if (t !== STAR) {
           // Like Redis: anything that does not start a multibulk is an inline command.
           this.lineType = INLINE;
@@ -283,12 +323,21 @@ export class RespDecoder {
   private checkLineLength(length: number): void {
     const t = this.lineType;
     if (this.server) {
-      if (length <= this.maxInlineLength) return;
-      if (t === INLINE) throw limitError('too big inline request');
-      throw limitError(t === STAR ? 'too big mbulk count string' : 'too big bulk count string');
+      // Room left in the command for this line (its type byte included). Whichever limit a
+      // growing line crosses first is the one reported, so the error never depends on where
+      // the input was split.
+      const room = this.maxCommandBytes - this.cmdBytes - (t === INLINE ? 0 : 1);
+      if (length <= this.maxInlineLength && length <= room) return;
+      if (room < this.maxInlineLength) throw commandTooBig();
+      if (t === INLINE) throw limitError('too big inline request', 'maxInlineLength');
+      throw limitError(
+        t === STAR ? 'too big mbulk count string' : 'too big bulk count string',
+        'maxInlineLength',
+      );
     }
     const limit = t === PLUS || t === MINUS ? this.maxBulkLength : this.maxInlineLength;
-    if (length > limit) throw limitError('line too long');
+    if (length > limit)
+      throw limitError('line too long', t === PLUS || t === MINUS ? 'maxBulkLength' : 'maxInlineLength');
   }
 
   private handleLine(buf: Buffer, start: number, end: number): void {
@@ -297,7 +346,7 @@ export class RespDecoder {
     if (this.server) {
       if (t === INLINE) this.inlineCommand(buf, start, end);
       else if (t === STAR) this.commandHeader(buf, start, end);
-      else this.bulkHeader(buf, start, end, TARGET_BULK);
+      else this.argumentHeader(buf, start, end);
       return;
     }
     switch (t) {
@@ -336,8 +385,21 @@ export class RespDecoder {
     }
   }
 
+  /** Server mode: one argument's `$<n>` header, checked against every limit before its payload is read. */
+  private argumentHeader(buf: Buffer, start: number, end: number): void {
+    const n = parseLength(buf, start, end);
+    if (Number.isNaN(n) || n < 0) throw protocolError('invalid bulk length');
+    if (n > this.maxBulkLength) throw limitError('invalid bulk length', 'maxBulkLength');
+    const bytes = this.cmdBytes + 1 + (end - start) + 2 + n + 2;
+    if (bytes > this.maxCommandBytes) throw commandTooBig();
+    this.cmdBytes = bytes;
+    this.bulkNeed = n;
+    this.bulkTarget = TARGET_BULK;
+    this.state = READ_BULK;
+  }
+
   private bulkHeader(buf: Buffer, start: number, end: number, target: number): void {
-    if (!this.server && target === TARGET_BULK && end - start === 1 && buf[start] === QUESTION) {
+    if (target === TARGET_BULK && end - start === 1 && buf[start] === QUESTION) {
       this.streamParts = [];
       this.streamLength = 0;
       return;
@@ -345,7 +407,7 @@ export class RespDecoder {
     const n = parseLength(buf, start, end);
     if (Number.isNaN(n)) throw protocolError('invalid bulk length');
     if (n < 0) {
-      if (n === -1 && target === TARGET_BULK && !this.server) {
+      if (n === -1 && target === TARGET_BULK) {
         this.finishScalar({ type: 'bulk', value: null });
         return;
       }
@@ -360,9 +422,10 @@ export class RespDecoder {
         this.finishScalar({ type: 'bulk', value });
         return;
       }
-      if (this.streamLength + n > this.maxBulkLength) throw limitError('invalid bulk length');
+      if (this.streamLength + n > this.maxBulkLength)
+        throw limitError('invalid bulk length', 'maxBulkLength');
     } else if (n > this.maxBulkLength) {
-      throw limitError('invalid bulk length');
+      throw limitError('invalid bulk length', 'maxBulkLength');
     }
     if (target === TARGET_VERBATIM && n < 4) throw protocolError('invalid verbatim string');
     this.bulkNeed = n;
@@ -420,6 +483,16 @@ export class RespDecoder {
   }
 
   private finishBulk(payload: Buffer): void {
+    const args = this.cmdArgs;
+    if (args !== undefined) {
+      args.push(payload);
+      if (--this.cmdRemaining === 0) {
+        this.cmdArgs = undefined;
+        this.cmdBytes = 0;
+        this.completedArgs = args;
+      }
+      return;
+    }
     switch (this.bulkTarget) {
       case TARGET_BULK:
         this.finishScalar({ type: 'bulk', value: payload });
@@ -456,7 +529,7 @@ export class RespDecoder {
         throw protocolError('invalid multibulk length');
       }
       remaining = kind === 'map' || kind === 'attribute' ? n * 2 : n;
-      if (remaining > this.maxArrayLength) throw limitError('invalid multibulk length');
+      if (remaining > this.maxArrayLength) throw limitError('invalid multibulk length', 'maxArrayLength');
     }
     const attributes = this.valueAttributes;
     this.valueAttributes = undefined;
@@ -465,7 +538,7 @@ export class RespDecoder {
       this.closeFrame(frame);
       return;
     }
-    if (this.stack.length >= this.maxDepth) throw limitError('too many nested aggregates');
+    if (this.stack.length >= this.maxDepth) throw limitError('too many nested aggregates', 'maxDepth');
     this.stack.push(frame);
   }
 
@@ -485,8 +558,13 @@ export class RespDecoder {
     if (Number.isNaN(n)) throw protocolError('invalid multibulk length');
     // Redis silently skips `*0` and negative counts.
     if (n <= 0) return;
-    if (n > this.maxArrayLength) throw limitError('invalid multibulk length');
-    this.stack.push({ kind: 'array', items: [], remaining: n, attributes: undefined });
+    if (n > this.maxArrayLength) throw limitError('invalid multibulk length', 'maxArrayLength');
+    const bytes = 1 + (end - start) + 2;
+    if (bytes > this.maxCommandBytes) throw commandTooBig();
+    this.cmdBytes = bytes;
+    this.cmdRemaining = n;
+    // The count is within the limits now; arguments are plain buffers, nothing per argument else.
+    this.cmdArgs = [];
   }
 
   private inlineCommand(buf: Buffer, start: number, end: number): void {
@@ -495,7 +573,8 @@ export class RespDecoder {
     if (args === undefined) throw protocolError('unbalanced quotes in request');
     // An empty line is not a command; Redis ignores it.
     if (args.length === 0) return;
-    this.finish({ type: 'array', value: args.map((value) => ({ type: 'bulk', value })) });
+    if (args.length > this.maxArrayLength) throw limitError('invalid multibulk length', 'maxArrayLength');
+    this.completedArgs = args;
   }
 
   private finishScalar(value: RespValue): void {
@@ -517,7 +596,8 @@ export class RespDecoder {
       }
       top.items.push(v);
       if (top.remaining < 0) {
-        if (top.items.length > this.maxArrayLength) throw limitError('invalid multibulk length');
+        if (top.items.length > this.maxArrayLength)
+          throw limitError('invalid multibulk length', 'maxArrayLength');
         return;
       }
       top.remaining--;
@@ -536,41 +616,32 @@ export class RespDecoder {
 
   /** Turns a complete frame into its value; attributes become pending instead (undefined). */
   private build(frame: Frame): RespValue | undefined {
-    const items = frame.items;
-    let value: RespValue;
-    switch (frame.kind) {
-      case 'array':
-        value = { type: 'array', value: items };
-        break;
-      case 'set':
-        value = { type: 'set', value: items };
-        break;
-      case 'push':
-        value = { type: 'push', value: items };
-        break;
-      default: {
-        const pairs: RespPairs = [];
-        for (let i = 0; i + 1 < items.length; i += 2) pairs.push([items[i]!, items[i + 1]!]);
-        if (frame.kind === 'attribute') {
-          // Consecutive attributes merge; they all describe the next value.
-          this.pendingAttributes = frame.attributes === undefined ? pairs : [...frame.attributes, ...pairs];
-          return undefined;
-        }
-        value = { type: 'map', value: pairs };
-      }
-    }
-    if (frame.attributes !== undefined) value.attributes = frame.attributes;
-    return value;
+    if (frame.kind !== 'attribute') return frameValue(frame);
+    // Consecutive attributes merge; they all describe the next value.
+    const pairs = toPairs(frame.items);
+    this.pendingAttributes = frame.attributes === undefined ? pairs : [...frame.attributes, ...pairs];
+    return undefined;
   }
 
   private emit(end: number): void {
-    const value = this.completed!;
-    this.completed = undefined;
     try {
-      this.onValue(value, end);
+      const args = this.completedArgs;
+      if (args !== undefined) {
+        this.completedArgs = undefined;
+        if (this.onCommand !== undefined) this.onCommand(args, end);
+        else this.onValue!({ type: 'array', value: args.map((value) => ({ type: 'bulk', value })) }, end);
+        return;
+      }
+      const value = this.completed!;
+      this.completed = undefined;
+      this.onValue!(value, end);
     } catch (err) {
       this.callbackFailed = true;
       throw err;
     }
   }
+}
+
+function commandTooBig(): RespError {
+  return limitError('command too large', 'maxCommandBytes');
 }

@@ -11,15 +11,26 @@ export const RespErrorCode = {
 } as const;
 export type RespErrorCode = (typeof RespErrorCode)[keyof typeof RespErrorCode];
 
+/** The decoder limit a LIMIT_EXCEEDED error is about (`admit`: the decoder's `admit` hook said no). */
+export type RespLimitName =
+  | 'maxBulkLength'
+  | 'maxArrayLength'
+  | 'maxInlineLength'
+  | 'maxCommandBytes'
+  | 'maxDepth'
+  | 'admit';
+
 /**
  * Decoder errors carry Redis-style messages ("Protocol error: invalid bulk length") so a server
- * can answer `-ERR <message>` exactly as Redis would before closing the connection.
+ * can answer `-ERR <message>` exactly as Redis would before closing the connection. Limit errors
+ * also name the limit, so a server can word its own answer (which setting, before or after AUTH).
  */
 export class RespError extends Error {
   override readonly name = 'RespError';
   constructor(
     readonly code: RespErrorCode,
     message: string,
+    readonly limit?: RespLimitName,
   ) {
     super(message);
   }
@@ -33,6 +44,6 @@ export function protocolError(message: string): RespError {
   return new RespError(RespErrorCode.PROTOCOL, `Protocol error: ${message}`);
 }
 
-export function limitError(message: string): RespError {
-  return new RespError(RespErrorCode.LIMIT_EXCEEDED, `Protocol error: ${message}`);
+export function limitError(message: string, limit: RespLimitName): RespError {
+  return new RespError(RespErrorCode.LIMIT_EXCEEDED, `Protocol error: ${message}`, limit);
 }

@@ -1,4 +1,4 @@
-export { asCommand, type RespCommand } from './command.js';
+export { asCommand, commandFromArgs, type RespCommand } from './command.js';
 export { decodeAll } from './decode-all.js';
 export { RespDecoder } from './decoder.js';
 export {
@@ -7,6 +7,7 @@ export {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_INLINE_LENGTH,
   type RespDecoderLimits,
+  type RespDecoderLimitValues,
   type RespDecoderOptions,
 } from './decoder-options.js';
 export {
@@ -17,7 +18,7 @@ export {
   sanitizeLine,
   writeValue,
 } from './encoder.js';
-export { isRespError, RespError, RespErrorCode } from './errors.js';
+export { isRespError, RespError, RespErrorCode, type RespLimitName } from './errors.js';
 export { splitInlineArgs } from './inline.js';
 export {
   bulkReply,

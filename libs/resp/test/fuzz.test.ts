@@ -9,7 +9,7 @@ import {
   type RespValue,
   resp,
 } from '../src/index.js';
-import { type DecodeOutcome, decodeChunks, randomSplit, rng } from './split-harness.js';
+import { bytewise, type DecodeOutcome, decodeChunks, randomSplit, rng } from './split-harness.js';
 
 // Seeded so any failure reproduces (set RESP_FUZZ_SEED to explore others); inputs are in assertion messages.
 const SEED = Number(process.env.RESP_FUZZ_SEED ?? 0x5eed);
@@ -82,6 +82,7 @@ function randomOptions(next: () => number): RespDecoderLimits {
     options.maxArrayLength = Math.floor(next() * 6);
     options.maxInlineLength = Math.floor(next() * 20);
     options.maxDepth = 1 + Math.floor(next() * 4);
+    if (options.mode === 'server') options.maxCommandBytes = Math.floor(next() * 40);
   }
   return options;
 }
@@ -358,6 +359,47 @@ describe('fuzz (seeded, deterministic)', () => {
     }
   });
 
+  it('server-mode limits: counts and sizes near and over each limit, whole, split and byte by byte', () => {
+    const next = rng(SEED + 5);
+    const near = (n: number) => Math.max(0, n - 1 + Math.floor(next() * 3));
+    const seen = new Set<string>();
+    for (let i = 0; i < 3_000; i++) {
+      const inline = next() < 0.25;
+      const count = 1 + Math.floor(next() * (next() < 0.1 ? 40 : 6));
+      const args = Array.from({ length: count }, () =>
+        inline ? Buffer.from('abcdefgh'.slice(0, 1 + Math.floor(next() * 8))) : randomBuffer(next),
+      );
+      const wire = inline ? Buffer.from(`${args.join(' ')}\r\n`) : encodeCommand(args);
+      const longest = Math.max(...args.map((a) => a.length));
+      // Each limit just under, at or just over what this command needs, or unset.
+      const limits: RespDecoderLimits = { mode: 'server' };
+      if (next() < 0.5) limits.maxArrayLength = near(count);
+      if (next() < 0.5) limits.maxCommandBytes = near(wire.length);
+      if (next() < 0.4) limits.maxBulkLength = near(longest);
+      if (inline && next() < 0.4) limits.maxInlineLength = near(wire.length - 1);
+      const expected = expectedLimitError(args, inline, limits);
+      const out = check(wire, limits, next);
+      expect(decodeChunks(bytewise(wire), limits), JSON.stringify(limits)).toEqual(out);
+      if (expected === undefined) {
+        expect(out.error, `${wire.toString('latin1')} ${JSON.stringify(limits)}`).toBeUndefined();
+        expect(out.values).toEqual([resp.command(args)]);
+      } else {
+        expect(out.error, `${wire.toString('latin1')} ${JSON.stringify(limits)}`).toEqual({
+          code: RespErrorCode.LIMIT_EXCEEDED,
+          message: `Protocol error: ${expected}`,
+        });
+        seen.add(expected);
+      }
+    }
+    // Every limit was hit at least once.
+    expect([...seen].sort()).toEqual([
+      'command too large',
+      'invalid bulk length',
+      'invalid multibulk length',
+      'too big inline request',
+    ]);
+  });
+
   it('doubles survive RESP3 bit-exactly', () => {
     const next = rng(SEED + 4);
     const view = new DataView(new ArrayBuffer(8));
@@ -374,3 +416,35 @@ describe('fuzz (seeded, deterministic)', () => {
     }
   });
 });
+
+/**
+ * What a server-mode decoder must answer for one command under these limits, worked out from
+ * the rules rather than by running the decoder: headers in wire order, each checked before
+ * the payload it announces; a growing line reports whichever limit it crosses first.
+ */
+function expectedLimitError(args: Buffer[], inline: boolean, limits: RespDecoderLimits): string | undefined {
+  const maxArgs = limits.maxArrayLength ?? Number.POSITIVE_INFINITY;
+  const maxCommand = limits.maxCommandBytes ?? Number.POSITIVE_INFINITY;
+  const maxBulk = limits.maxBulkLength ?? Number.POSITIVE_INFINITY;
+  const maxLine = limits.maxInlineLength ?? 64 * 1024;
+  if (inline) {
+    // The CR before the LF is part of an inline line until the line is split.
+    const length = args.join(' ').length + 1;
+    if (length > Math.min(maxLine, maxCommand))
+      return maxCommand < maxLine ? 'command too large' : 'too big inline request';
+    return args.length > maxArgs ? 'invalid multibulk length' : undefined;
+  }
+  const countDigits = String(args.length).length;
+  if (countDigits > Math.min(maxLine, maxCommand - 1)) return 'command too large';
+  if (args.length > maxArgs) return 'invalid multibulk length';
+  let bytes = 1 + countDigits + 2;
+  if (bytes > maxCommand) return 'command too large';
+  for (const a of args) {
+    const digits = String(a.length).length;
+    if (digits > Math.min(maxLine, maxCommand - bytes - 1)) return 'command too large';
+    if (a.length > maxBulk) return 'invalid bulk length';
+    bytes += 1 + digits + 2 + a.length + 2;
+    if (bytes > maxCommand) return 'command too large';
+  }
+  return undefined;
+}
