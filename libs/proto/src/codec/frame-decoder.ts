@@ -97,9 +97,10 @@ function bool(end: number): boolean {
 }
 
 function tag(end: number): number {
-  if (++work > workBound) throw new Error('frame decoder exceeded its work bound');
   const start = pos;
   const t = u32(end);
+  // Counted once read: a tag takes at least one byte, so this can only trip on a decoder bug.
+  if (++work > workBound) throw new Error('frame decoder exceeded its work bound');
   const read = pos - start;
   if (read > 5 || (read === 5 && buf[pos - 1]! > 0x0f))
     throw new Error('illegal tag: varint overflows uint32');
