@@ -7,7 +7,18 @@ export {
   encodeFrameVectored,
 } from './codec/frame-encoder.js';
 export { type StreamFrame, streamIdOf, withStreamId } from './codec/relay.js';
-export { type FrameInit, type FrameKind, frame, requestHasBody } from './frame.js';
+export {
+  batchFrame,
+  dataFrame,
+  endFrame,
+  type FrameInit,
+  type FrameKind,
+  frame,
+  requestHasBody,
+  resetFrame,
+  responseHeadFrame,
+  windowUpdateFrame,
+} from './frame.js';
 export {
   type Accepted,
   type Batch,

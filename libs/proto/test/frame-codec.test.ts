@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { lastDecodeWork } from '../src/codec/frame-decoder.js';
-import { decodeFrame, encodeFrame, frame, negotiateVersion } from '../src/index.js';
+import {
+  batchFrame,
+  dataFrame,
+  decodeFrame,
+  encodeFrame,
+  endFrame,
+  type Frame,
+  frame,
+  negotiateVersion,
+  ResetCode,
+  resetFrame,
+  responseHeadFrame,
+  windowUpdateFrame,
+} from '../src/index.js';
 
 /** Deterministic PRNG so failures reproduce. */
 function rng(seed: number) {
@@ -134,5 +147,42 @@ describe('protocol version negotiation', () => {
       ok: false,
       message: 'peer did not announce a protocol version',
     });
+  });
+});
+
+describe('hot frame constructors', () => {
+  it('build the same objects as frame(), property for property and in the same order', () => {
+    const pairs: Array<[Frame, Frame]> = [
+      [
+        dataFrame(3, Buffer.from('x'), true),
+        frame({ case: 'data', value: { streamId: 3, chunk: Buffer.from('x'), endStream: true } }),
+      ],
+      [endFrame(5), frame({ case: 'end', value: { streamId: 5 } })],
+      [windowUpdateFrame(7, 1024), frame({ case: 'windowUpdate', value: { streamId: 7, increment: 1024 } })],
+      [
+        resetFrame(9, ResetCode.CANCEL, 'gone'),
+        frame({ case: 'reset', value: { streamId: 9, code: ResetCode.CANCEL, message: 'gone' } }),
+      ],
+      [
+        responseHeadFrame(11, 200, [{ name: 'a', value: 'b' }]),
+        frame({
+          case: 'responseHead',
+          value: { streamId: 11, status: 200, headers: [{ name: 'a', value: 'b' }] },
+        }),
+      ],
+      [batchFrame([endFrame(1)]), frame({ case: 'batch', value: { frames: [endFrame(1)] } })],
+    ];
+    const shape = (v: unknown): unknown =>
+      v instanceof Uint8Array
+        ? [...v]
+        : Array.isArray(v)
+          ? v.map(shape)
+          : v && typeof v === 'object'
+            ? Object.entries(v).map(([k, x]) => [k, shape(x)])
+            : v;
+    for (const [fast, reference] of pairs) {
+      expect(shape(fast)).toEqual(shape(reference));
+      expect(encodeFrame(fast).equals(encodeFrame(reference))).toBe(true);
+    }
   });
 });
