@@ -6,7 +6,6 @@ import {
   type LogicalStream,
   Multiplexer,
   type MultiplexerOptions,
-  TunnelErrorCode,
 } from '../src/index.js';
 import { flatten, settle } from './support.js';
 
@@ -155,7 +154,7 @@ describe('one frame per direction for small requests', () => {
 describe('window updates', () => {
   it('sends at most one WindowUpdate per stream per write', async () => {
     const initialWindow = 64 * 1024;
-    const { gateway, link, toAgent, toGateway } = pair(
+    const { gateway, link, toAgent } = pair(
       (s) => {
         s.respond(200);
         // Many small writes: credit comes back in many small steps within one turn.

@@ -42,11 +42,15 @@ export function writeUtf8(out: Buffer, pos: number, s: string, byteLength: numbe
 // a leading byte order mark); the same decoder keeps both codecs in agreement.
 const strict = new TextDecoder('utf-8', { fatal: true });
 
+// Node's native slice, which also takes a plain Uint8Array; only ever given checked ASCII here.
+const asciiSlice = Buffer.prototype.utf8Slice as (this: Uint8Array, start: number, end: number) => string;
+
 /** Decodes bytes [start, end) of `buf` as strict UTF-8, or throws. */
 export function readUtf8(buf: Uint8Array, start: number, end: number, field: string): string {
   const n = end - start;
   if (n === 0) return '';
-  if (n < SHORT) {
+  if (n < 8) {
+    // Methods and short names: building the string here beats a call into C++.
     let s = '';
     for (let i = start; i < end; i++) {
       const c = buf[i]!;
@@ -55,7 +59,8 @@ export function readUtf8(buf: Uint8Array, start: number, end: number, field: str
     }
     return s;
   }
-  return readUtf8Slow(buf, start, end, field);
+  for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return readUtf8Slow(buf, start, end, field);
+  return asciiSlice.call(buf, start, end);
 }
 
 function readUtf8Slow(buf: Uint8Array, start: number, end: number, field: string): string {
