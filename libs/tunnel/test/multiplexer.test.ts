@@ -266,12 +266,12 @@ describe('Multiplexer', () => {
     const arrived = nextStream(handlers);
     const s = gateway.open(httpOpen('/upload', true));
     const serverSide = await arrived;
-    const errored = once(serverSide, 'error');
     // Bypass the stream's own accounting and blast more than the window.
     link.a.send(
       frame({ case: 'data', value: { streamId: s.id, chunk: new Uint8Array(gateway.initialWindow + 1) } }),
     );
-    expect((await errored)[0]).toMatchObject({ code: TunnelErrorCode.FLOW_CONTROL });
+    await settle(link);
+    expect(serverSide.errored).toMatchObject({ code: TunnelErrorCode.FLOW_CONTROL });
     await expect(s.responseHead()).rejects.toMatchObject({ code: TunnelErrorCode.FLOW_CONTROL });
 
     // An inline body over the window: refused before any handler sees the stream.

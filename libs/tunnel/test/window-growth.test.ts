@@ -86,6 +86,26 @@ describe('window growth for bulk streams', () => {
     expect(budget.outstanding).toBe(0);
   });
 
+  it('never grows a stream whose reader reads, but slower than the data arrives', async () => {
+    const budget = new WindowBudget(8 * MiB);
+    const { gateway, link, chunkSizes } = pair(2 * MiB, { windowBudget: budget });
+    const s = gateway.open(get('/slow-reader'));
+    await s.responseHead();
+    await settle(link);
+    // One chunk per turn of the event loop, while the link keeps the window full.
+    let read = 0;
+    while (read < 2 * MiB) {
+      const c = s.read(16 * KiB) as Buffer | null;
+      if (c) read += c.length;
+      else if (s.readableEnded) break;
+      expect(budget.reserved).toBe(0);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(read).toBe(2 * MiB);
+    expect(Math.max(...chunkSizes)).toBe(16 * KiB);
+    await settle(link);
+  });
+
   it('keeps a session within its windows plus the budget when fast readers turn slow', async () => {
     const limit = 512 * KiB;
     const budget = new WindowBudget(limit);

@@ -1,12 +1,7 @@
 import { text } from 'node:stream/consumers';
 import { type Frame, streamIdOf } from '@pullplane/proto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  createMemoryLink,
-  type LogicalStream,
-  Multiplexer,
-  type MultiplexerOptions,
-} from '../src/index.js';
+import { createMemoryLink, type LogicalStream, Multiplexer, type MultiplexerOptions } from '../src/index.js';
 import { flatten, settle } from './support.js';
 
 type Handler = (s: LogicalStream) => void;
@@ -178,6 +173,64 @@ describe('window updates', () => {
       for (const n of perStream.values()) expect(n).toBe(1);
     }
     expect(updates).toBeGreaterThan(10);
+  });
+
+  it('folds the credit of a whole window drained in one turn into one WindowUpdate', async () => {
+    const initialWindow = 64 * 1024;
+    const { gateway, link, toAgent } = pair(
+      (s) => {
+        s.respond(200);
+        for (let i = 0; i < 32; i++) s.write(Buffer.alloc(8192, i));
+        s.end();
+      },
+      { initialWindow, maxChunkSize: 8192, maxStreamWindow: initialWindow },
+    );
+    const s = gateway.open(get('/list'));
+    await s.responseHead();
+    // Not read yet: a full window (eight chunks) waits.
+    await settle(link);
+    const before = toAgent.length;
+    // Now read it all in one synchronous loop: credit falls due every two chunks.
+    let read = 0;
+    for (let c = s.read(); c !== null; c = s.read()) read += c.length;
+    expect(read).toBe(initialWindow);
+    await settle(link);
+    const credit = toAgent
+      .slice(before)[0]!
+      .filter((f) => f.kind.case === 'windowUpdate')
+      .map((f) => (f.kind.case === 'windowUpdate' ? f.kind.value.increment : 0));
+    expect(credit).toEqual([initialWindow]);
+    s.resume();
+  });
+
+  it('returns credit in quarter windows to a reader that reads a little at a time', async () => {
+    const initialWindow = 64 * 1024;
+    const { gateway, link, toAgent } = pair(
+      (s) => {
+        s.respond(200);
+        // Small writes, so small chunks: credit could come back in tiny steps.
+        for (let i = 0; i < 128; i++) s.write(Buffer.alloc(2048, i));
+        s.end();
+      },
+      { initialWindow, maxChunkSize: 16 * 1024, maxStreamWindow: initialWindow },
+    );
+    const s = gateway.open(get('/trickle'));
+    await s.responseHead();
+    let read = 0;
+    while (!s.readableEnded) {
+      const c = s.read(1024) as Buffer | null;
+      if (c) read += c.length;
+      else if (read === 256 * 1024) break;
+      await new Promise((r) => setImmediate(r));
+    }
+    await settle(link);
+    expect(read).toBe(256 * 1024);
+    const increments = toAgent
+      .flat()
+      .flatMap((f) => (f.kind.case === 'windowUpdate' ? [f.kind.value.increment] : []));
+    // Byte-exact credit would hand the sender 1 KiB at a time and so 1 KiB frames.
+    expect(increments.length).toBeGreaterThan(0);
+    expect(Math.min(...increments)).toBeGreaterThanOrEqual(initialWindow / 4);
   });
 
   it('sends no WindowUpdate for a stream once its end has arrived', async () => {
