@@ -45,6 +45,23 @@ function decodeChecked(input: Uint8Array): Outcome {
   return outcome;
 }
 
+/**
+ * What the fast decoder accepts, protobuf-es accepts too, with the same result: the fast one is
+ * only ever stricter.
+ */
+function agreesWithReference(input: Uint8Array, f: Frame): void {
+  let reference: Frame;
+  try {
+    reference = fromBinary(FrameSchema, input);
+  } catch (err) {
+    throw new Error(
+      `protobuf-es refuses what the fast decoder took (${String(err)}): ${Buffer.from(input).toString('hex')}`,
+    );
+  }
+  const d = difference(f, reference);
+  if (d) throw new Error(`decoders disagree at ${d} on ${Buffer.from(input).toString('hex')}`);
+}
+
 /** A decoded frame encodes and decodes back to itself. */
 function stable(f: Frame): void {
   const again = decodeFrameFast(encodeFrameFast(f));
@@ -71,6 +88,7 @@ describe('fast frame decoder under fuzzing', () => {
       const out = decodeChecked(input);
       if (out.frame) {
         frames++;
+        agreesWithReference(input, out.frame);
         stable(out.frame);
       } else errors++;
     }
@@ -108,9 +126,11 @@ describe('fast frame decoder under fuzzing', () => {
       // At an odd offset inside a larger buffer, as a grpc-js message may be.
       const backing = new Uint8Array(bytes.length + 6).fill(0xaa);
       backing.set(bytes, 3);
-      const out = decodeChecked(backing.subarray(3, 3 + bytes.length));
+      const input = backing.subarray(3, 3 + bytes.length);
+      const out = decodeChecked(input);
       if (out.frame) {
         frames++;
+        agreesWithReference(input, out.frame);
         stable(out.frame);
       } else errors++;
     }
@@ -169,6 +189,29 @@ describe('fast frame decoder under fuzzing', () => {
     const groups = [...Array(1_000).fill(0x7b), ...Array(1_000).fill(0x7c)];
     const end = Uint8Array.from([0x32, ...varint(groups.length), ...groups]);
     expect(decodeChecked(end).error?.message).toMatch(/maximum recursion depth/);
+  });
+
+  it('reads non-canonical encodings as protobuf-es does', () => {
+    const data = (...fields: number[]) => Uint8Array.from([0x2a, fields.length, ...fields]);
+    const cases = [
+      // Data.end_stream as long varints: any of the 64 bits set is true, bits past 64 are not.
+      data(0x18, 0x80, 0x01),
+      data(0x18, 0x80, 0x00),
+      data(0x18, 0x80, 0x80, 0x80, 0x80, 0x10),
+      data(0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+      data(0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02),
+      // Data.stream_id as a ten-byte varint (a sign-extended negative): the low 32 bits count.
+      data(0x08, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+      // Fields out of order and repeated: the last value wins.
+      data(0x18, 0x01, 0x08, 0x05, 0x08, 0x07, 0x18, 0x00),
+      // Reset.code as a negative enum value.
+      Uint8Array.from([0x3a, 0x0b, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+    ];
+    for (const input of cases) {
+      const out = decodeChecked(input);
+      expect(out.error).toBeUndefined();
+      agreesWithReference(input, out.frame!);
+    }
   });
 
   it('names the problem: wrong wire type, bad UTF-8, a field past its message', () => {
