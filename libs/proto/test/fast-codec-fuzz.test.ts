@@ -226,6 +226,22 @@ describe('fast frame decoder under fuzzing', () => {
     expect(decodeChecked(Uint8Array.from([0x1a, open.length, ...open])).error?.message).toBe(
       'invalid UTF-8 in Header.name',
     );
+    // The same in a longer value (decoded natively), and a valid U+FFFD or BOM-led value.
+    const longBad = [0x12, 0x14, ...Buffer.from('0123456789abcdefghi'), 0xc3];
+    const longHttp = [0x1a, longBad.length, ...longBad];
+    const longOpen = [0x12, longHttp.length, ...longHttp];
+    expect(decodeChecked(Uint8Array.from([0x1a, longOpen.length, ...longOpen])).error?.message).toBe(
+      'invalid UTF-8 in Header.value',
+    );
+    for (const text of ['replacement \ufffd is valid text', '\ufeffa value behind a byte order mark']) {
+      const value = [...Buffer.from(text)];
+      const header = [0x12, value.length, ...value];
+      const http2 = [0x1a, header.length, ...header];
+      const open2 = [0x12, http2.length, ...http2];
+      const input = Uint8Array.from([0x1a, open2.length, ...open2]);
+      const out = decodeChecked(input);
+      agreesWithReference(input, out.frame!);
+    }
     // A Data chunk claiming 5 bytes where its message has 2 left.
     expect(
       decodeChecked(Uint8Array.from([0x2a, 0x04, 0x12, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00])).error?.message,
