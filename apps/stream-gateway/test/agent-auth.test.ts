@@ -88,7 +88,7 @@ describe('mTLS agent authentication', () => {
     const c = await pki.agent('agent-d');
     const out = await dial(gw.port, tlsCreds(c.cert, c.key), new Metadata(), { min: 7, max: 9 });
     expect(out.error?.code).toBe(status.FAILED_PRECONDITION);
-    expect(out.error?.details).toBe('incompatible tunnel protocol: peer speaks v7-9, this side speaks v1');
+    expect(out.error?.details).toBe('incompatible tunnel protocol: peer speaks v7-9, this side speaks v1-2');
   });
 });
 

@@ -15,6 +15,7 @@ import {
   rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
+import { requestHasBody } from '@pullplane/proto';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
@@ -226,7 +227,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         };
         reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
       }
-      const needsBody = stream.open.hasBody && (method === 'POST' || method === 'PUT' || method === 'PATCH');
+      const needsBody =
+        requestHasBody(stream.open) && (method === 'POST' || method === 'PUT' || method === 'PATCH');
       if (needsBody) {
         buffered = await readBody(stream);
         if (!buffered)
@@ -254,11 +256,14 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       }
     }
     // Node frames DELETE/GET bodies only when told to: without a length, ask for chunking.
-    if (stream.open.hasBody && !buffered && reqHeaders['content-length'] === undefined) {
+    if (requestHasBody(stream.open) && !buffered && reqHeaders['content-length'] === undefined) {
       reqHeaders['transfer-encoding'] = 'chunked';
     }
     if (buffered) reqHeaders['content-length'] = String(buffered.length);
 
+    // The requester gave up (or its timeout passed) while the request was being checked: the
+    // cluster is not asked at all.
+    if (stream.destroyed) return;
     let responseComplete = false;
     const req = await kube.request({ method, path, headers: reqHeaders }, (res: IncomingMessage) => {
       res.on('end', () => {
@@ -307,7 +312,12 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       log.warn({ err: err.message }, 'cluster API request failed');
       stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
     });
-    // The requester went away (client closed a watch): stop the upstream call too.
+    // The requester went away (client closed a watch, its timeout passed): stop the upstream
+    // call too, also when that happened while the call was being set up.
+    if (stream.destroyed) {
+      req.destroy();
+      return;
+    }
     stream.on('close', () => {
       if (!req.destroyed && !responseComplete) req.destroy();
     });

@@ -218,7 +218,11 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           }
           connected = true;
           clearTimeout(welcomeTimer);
-          mux.adopt({ maxChunkSize: f.kind.value.maxChunkSize, initialWindow: f.kind.value.initialWindow });
+          mux.adopt({
+            maxChunkSize: f.kind.value.maxChunkSize,
+            initialWindow: f.kind.value.initialWindow,
+            protocolVersion: f.kind.value.protocolVersion,
+          });
           this.welcome = f.kind.value;
           this.current = { mux, call, client };
           o.logger.info(

@@ -59,6 +59,7 @@ export class AgentSession {
     this.mux = new Multiplexer({
       sink: duplexFrameSink(call),
       role: 'gateway',
+      protocolVersion: info.protocolVersion,
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,
     });

@@ -85,7 +85,7 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
     return;
   }
   opts.metrics.forwardedStreams.inc();
-  sink.send(frame({ case: 'accepted', value: { gatewayId: opts.gatewayId } }));
+  sink.send(frame({ case: 'accepted', value: {} }));
 
   // proxy -> agent
   const fromProxy = (f: Frame) => {

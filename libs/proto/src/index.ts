@@ -1,4 +1,24 @@
-export { type FrameInit, type FrameKind, frame } from './frame.js';
+export { decodeFrameFast } from './codec/frame-decoder.js';
+export {
+  DEFAULT_MIN_VIEW_BYTES,
+  encodedFrameLength,
+  encodeFrameFast,
+  encodeFrameInto,
+  encodeFrameVectored,
+} from './codec/frame-encoder.js';
+export { type StreamFrame, streamIdOf, withStreamId } from './codec/relay.js';
+export {
+  batchFrame,
+  dataFrame,
+  endFrame,
+  type FrameInit,
+  type FrameKind,
+  frame,
+  requestHasBody,
+  resetFrame,
+  responseHeadFrame,
+  windowUpdateFrame,
+} from './frame.js';
 export {
   type Accepted,
   type Batch,

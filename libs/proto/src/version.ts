@@ -1,7 +1,7 @@
 import { ProtocolVersion } from './gen/pullplane/tunnel/v1/tunnel_pb.js';
 
 export const PROTOCOL_VERSION_MIN = ProtocolVersion.PROTOCOL_VERSION_1;
-export const PROTOCOL_VERSION_MAX = ProtocolVersion.PROTOCOL_VERSION_1;
+export const PROTOCOL_VERSION_MAX = ProtocolVersion.PROTOCOL_VERSION_2;
 
 /**
  * Picks the highest version both sides speak, or explains why there is none, naming both

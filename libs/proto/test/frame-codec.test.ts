@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, encodeFrame, frame, negotiateVersion } from '../src/index.js';
+import { lastDecodeWork } from '../src/codec/frame-decoder.js';
+import {
+  batchFrame,
+  dataFrame,
+  decodeFrame,
+  encodeFrame,
+  endFrame,
+  type Frame,
+  frame,
+  negotiateVersion,
+  ResetCode,
+  resetFrame,
+  responseHeadFrame,
+  windowUpdateFrame,
+} from '../src/index.js';
 
 /** Deterministic PRNG so failures reproduce. */
 function rng(seed: number) {
@@ -30,6 +44,9 @@ describe('frame codec', () => {
           streamId: 7,
           agent: 'a',
           hasBody: true,
+          timeoutMs: 30_000,
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+          tracestate: 'congo=t61rcWkgMzE',
           head: {
             case: 'http',
             value: {
@@ -51,6 +68,19 @@ describe('frame codec', () => {
         },
       }),
       frame({ case: 'data', value: { streamId: 7, chunk: Buffer.alloc(70_000, 3) } }),
+      frame({
+        case: 'responseHead',
+        value: {
+          streamId: 9,
+          status: 200,
+          headers: [{ name: 'a', value: 'b' }],
+          body: Buffer.from('{}'),
+          endStream: true,
+        },
+      }),
+      frame({ case: 'data', value: { streamId: 9, chunk: Buffer.from('tail'), endStream: true } }),
+      frame({ case: 'ping', value: { sentUnixMs: 1_700_000_000_000n } }),
+      frame({ case: 'accepted', value: {} }),
       frame({ case: 'reset', value: { streamId: 7, code: 6, message: 'gone' } }),
       frame({
         case: 'batch',
@@ -75,6 +105,7 @@ describe('frame codec', () => {
       }),
     );
     let errors = 0;
+    let frames = 0;
     for (let i = 0; i < 20_000; i++) {
       let bytes: Buffer;
       if (i % 2 === 0) {
@@ -86,25 +117,72 @@ describe('frame codec', () => {
       }
       try {
         decodeFrame(bytes);
+        frames++;
       } catch (err) {
+        // Not a crash: an Error of the decoder's own, not a TypeError from reading past the end.
         expect(err).toBeInstanceOf(Error);
+        expect(err).not.toBeInstanceOf(TypeError);
         errors++;
       }
+      // Not a hang: the decoder read at most one tag per input byte, so its work is bounded by
+      // the input, whatever the input says (a loop that stopped consuming would exceed this).
+      expect(lastDecodeWork()).toBeLessThanOrEqual(bytes.length);
     }
     expect(errors).toBeGreaterThan(1_000);
+    expect(frames).toBeGreaterThan(1_000);
   });
 });
 
 describe('protocol version negotiation', () => {
   it('picks the highest common version or names both ranges', () => {
-    expect(negotiateVersion(1, 3)).toEqual({ ok: true, version: 1 });
-    expect(negotiateVersion(2, 3)).toEqual({
+    // v2 sides still serve v1 peers; the highest common version wins.
+    expect(negotiateVersion(1, 1)).toEqual({ ok: true, version: 1 });
+    expect(negotiateVersion(1, 3)).toEqual({ ok: true, version: 2 });
+    expect(negotiateVersion(2, 2)).toEqual({ ok: true, version: 2 });
+    expect(negotiateVersion(3, 4)).toEqual({
       ok: false,
-      message: 'incompatible tunnel protocol: peer speaks v2-3, this side speaks v1',
+      message: 'incompatible tunnel protocol: peer speaks v3-4, this side speaks v1-2',
     });
     expect(negotiateVersion(0, 0)).toEqual({
       ok: false,
       message: 'peer did not announce a protocol version',
     });
+  });
+});
+
+describe('hot frame constructors', () => {
+  it('build the same objects as frame(), property for property and in the same order', () => {
+    const pairs: Array<[Frame, Frame]> = [
+      [
+        dataFrame(3, Buffer.from('x'), true),
+        frame({ case: 'data', value: { streamId: 3, chunk: Buffer.from('x'), endStream: true } }),
+      ],
+      [endFrame(5), frame({ case: 'end', value: { streamId: 5 } })],
+      [windowUpdateFrame(7, 1024), frame({ case: 'windowUpdate', value: { streamId: 7, increment: 1024 } })],
+      [
+        resetFrame(9, ResetCode.CANCEL, 'gone'),
+        frame({ case: 'reset', value: { streamId: 9, code: ResetCode.CANCEL, message: 'gone' } }),
+      ],
+      [
+        responseHeadFrame(11, 200, [{ name: 'a', value: 'b' }]),
+        frame({
+          case: 'responseHead',
+          value: { streamId: 11, status: 200, headers: [{ name: 'a', value: 'b' }] },
+        }),
+      ],
+      [batchFrame([endFrame(1)]), frame({ case: 'batch', value: { frames: [endFrame(1)] } })],
+    ];
+    const shape = (v: unknown): unknown =>
+      v instanceof Uint8Array
+        ? [...v]
+        : Array.isArray(v)
+          ? v.map(shape)
+          : v && typeof v === 'object'
+            ? Object.entries(v).map(([k, x]) => [k, shape(x)])
+            : v;
+    for (const [fast, reference] of pairs) {
+      expect(shape(fast)).toEqual(shape(reference));
+      expect(encodeFrame(fast).equals(encodeFrame(reference))).toBe(true);
+    }
   });
 });

@@ -162,7 +162,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         head: { case: 'http', value: { method: req.method ?? 'GET', path: target.path, headers } },
         hasBody,
         requestId,
-        deadlineUnixMs: streaming ? 0n : BigInt(Date.now() + opts.requestTimeoutMs),
+        timeoutMs: streaming ? 0 : opts.requestTimeoutMs,
         routeDeadline: Date.now() + opts.requestTimeoutMs,
       });
     } catch (err) {

@@ -1,6 +1,6 @@
 import { Duplex } from 'node:stream';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import { type Frame, frame, type Open, type ResponseHead } from '@pullplane/proto';
+import { dataFrame, endFrame, type Frame, frame, type Open, type ResponseHead } from '@pullplane/proto';
 import { forEachFrame, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { agentNotConnected } from './errors.js';
 
@@ -144,15 +144,26 @@ export class ForwardedStream extends Duplex implements TunnelStream {
         for (const wake of w) wake();
         return;
       }
-      case 'responseHead':
+      case 'responseHead': {
+        // A v2 head may carry the start of the body, or all of it and the end.
+        const { body, endStream } = k.value;
         this.headSettled = true;
-        this.headResolve(k.value);
+        this.headResolve(
+          body.byteLength > 0 || endStream
+            ? { ...k.value, body: new Uint8Array(0), endStream: false }
+            : k.value,
+        );
+        if (body.byteLength > 0) this.onFrame(call, dataFrame(1, body, endStream));
+        else if (endStream) this.onFrame(call, endFrame(1));
         return;
+      }
       case 'data':
         if (!this.push(Buffer.from(k.value.chunk.buffer, k.value.chunk.byteOffset, k.value.chunk.byteLength)))
           call.pause();
+        if (k.value.endStream) this.onFrame(call, endFrame(1));
         return;
       case 'end':
+        if (this.remoteEnded) return;
         this.remoteEnded = true;
         this.push(null);
         this.finishIfDone();

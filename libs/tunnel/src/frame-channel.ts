@@ -1,16 +1,33 @@
 import { type EventEmitter, once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { type Frame, frame } from '@pullplane/proto';
+import { batchFrame, type Frame } from '@pullplane/proto';
 
 /**
- * Where a multiplexer writes frames. `send` returning false means the transport is
- * backpressured: await `drained()` before sending more.
+ * Where a multiplexer writes frames. Frames sent in one turn of the event loop leave in one
+ * transport write. `send` returning false means the transport is backpressured: await
+ * `drained()` before sending more.
  */
 export interface FrameSink {
   send(frame: Frame): boolean;
   drained(): Promise<void>;
   /** Writes out frames still held for coalescing (call before ending the transport). */
-  flush?(): void;
+  flush(): void;
+  /**
+   * Transport writes so far. A frame sent while this count is unchanged has not been encoded
+   * yet, so its sender may still amend it (fold an end-of-stream flag or a first body chunk
+   * into it, add to a window increment) instead of sending another frame.
+   */
+  readonly writes: number;
+}
+
+/** What a FrameSink writes to: one message per call. */
+export interface FrameTransport {
+  write(message: Frame): boolean;
+  drained(): Promise<void>;
+  /** Whether writes are now dropped (the transport ended or failed). */
+  readonly closed: boolean;
+  /** Whether the transport holds more than it wants: wait for drained() before sending more. */
+  readonly needsDrain: boolean;
 }
 
 /** The parts of an object-mode writable of Frames (a grpc-js bidi call) that we use. */
@@ -21,43 +38,78 @@ export type FrameWritable = Pick<Writable, 'write' | 'destroyed' | 'writableEnde
 const MAX_BATCH_BYTES = 1024 * 1024;
 
 function payloadBytes(f: Frame): number {
-  return f.kind.case === 'data' ? f.kind.value.chunk.byteLength : 64;
+  switch (f.kind.case) {
+    case 'data':
+      return f.kind.value.chunk.byteLength;
+    case 'open':
+    case 'responseHead':
+      return 64 + f.kind.value.body.byteLength;
+    default:
+      return 16;
+  }
 }
 
 /**
- * Adapts an object-mode duplex of Frames (a grpc-js bidi call) into a FrameSink. Frames sent
- * in the same turn of the event loop are coalesced into one Batch message: each gRPC
- * message costs framing, a protobuf pass and an HTTP/2 DATA frame on both ends.
+ * Coalesces the frames of one event-loop turn into one transport write: a single frame as it
+ * is, several as a Batch. Each message costs framing, an encoding pass and an HTTP/2 DATA frame
+ * on both ends, so a small request or response with its window update leaves as one.
+ */
+export class FrameBatcher implements FrameSink {
+  private pending: Frame[] = [];
+  private pendingBytes = 0;
+  private scheduled = false;
+  private writeCount = 0;
+  private readonly flushNow = () => this.flush();
+
+  constructor(private readonly transport: FrameTransport) {}
+
+  get writes(): number {
+    return this.writeCount;
+  }
+
+  send(f: Frame): boolean {
+    if (this.transport.closed) return true;
+    this.pending.push(f);
+    this.pendingBytes += payloadBytes(f);
+    if (this.pendingBytes >= MAX_BATCH_BYTES) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.flushNow);
+    }
+    return !this.transport.needsDrain;
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const frames = this.pending;
+    if (frames.length === 0) return;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.writeCount++;
+    if (this.transport.closed) return;
+    const message = frames.length === 1 ? frames[0]! : batchFrame(frames);
+    this.transport.write(message);
+  }
+
+  drained(): Promise<void> {
+    if (this.transport.closed || !this.transport.needsDrain) return Promise.resolve();
+    return this.transport.drained();
+  }
+}
+
+/**
+ * Adapts an object-mode duplex of Frames (a grpc-js bidi call) into a FrameSink that writes
+ * each turn's frames as one gRPC message.
  */
 export function duplexFrameSink(duplex: FrameWritable): FrameSink {
-  let pending: Frame[] = [];
-  let pendingBytes = 0;
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (pending.length === 0 || duplex.destroyed || duplex.writableEnded) {
-      pending = [];
-      pendingBytes = 0;
-      return;
-    }
-    const out = pending.length === 1 ? pending[0]! : frame({ case: 'batch', value: { frames: pending } });
-    pending = [];
-    pendingBytes = 0;
-    duplex.write(out);
-  };
-  return {
-    flush,
-    send(f) {
-      if (duplex.destroyed || duplex.writableEnded) return true;
-      pending.push(f);
-      pendingBytes += payloadBytes(f);
-      if (pendingBytes >= MAX_BATCH_BYTES) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        queueMicrotask(flush);
-      }
-      return !duplex.writableNeedDrain;
+  return new FrameBatcher({
+    get closed() {
+      return duplex.destroyed || duplex.writableEnded;
     },
+    get needsDrain() {
+      return duplex.writableNeedDrain;
+    },
+    write: (message) => duplex.write(message),
     async drained() {
       if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
       // Resolve on close as well: a dead transport never drains, and writers must not hang.
@@ -68,7 +120,7 @@ export function duplexFrameSink(duplex: FrameWritable): FrameSink {
       ]);
       ac.abort();
     },
-  };
+  });
 }
 
 /** Calls `fn` for each frame, unpacking batches. */

@@ -1,7 +1,16 @@
 import { Duplex } from 'node:stream';
-import type { Header, Open, ResponseHead } from '@pullplane/proto';
-import { frame } from '@pullplane/proto';
+import {
+  dataFrame,
+  endFrame,
+  type Frame,
+  type Open,
+  type ResponseHead,
+  resetFrame,
+  responseHeadFrame,
+  windowUpdateFrame,
+} from '@pullplane/proto';
 import { TunnelError, TunnelErrorCode } from './errors.js';
+import type { WindowBudget } from './window-budget.js';
 
 /**
  * What both kinds of request stream offer to the code that uses them (proxies, the agent):
@@ -10,7 +19,10 @@ import { TunnelError, TunnelErrorCode } from './errors.js';
 export interface TunnelStream extends Duplex {
   /** The request head as opened. */
   readonly open: Open;
-  /** Resolves with the responder's status and headers; rejects if the stream fails first. */
+  /**
+   * Resolves with the responder's status and headers; rejects if the stream fails first. A
+   * body that came inline with the head is read from the stream like any other.
+   */
   responseHead(): Promise<ResponseHead>;
   /** Aborts the stream in both directions and tells the peer why. */
   reset(code: TunnelErrorCode, message: string): void;
@@ -18,10 +30,21 @@ export interface TunnelStream extends Duplex {
 
 /** The multiplexer side of a logical stream: how the stream emits frames. */
 export interface StreamHost {
-  sendFrame(f: ReturnType<typeof frame>): boolean;
+  sendFrame(f: Frame): boolean;
   drained(): Promise<void>;
   release(stream: LogicalStream): void;
+  /** The stream answered: its responder deadline no longer applies. */
+  clearDeadline(stream: LogicalStream): void;
   readonly maxChunkSize: number;
+  /** Transport writes so far: a frame sent while this is unchanged can still be amended. */
+  readonly writes: number;
+  /** The peer speaks v2: end-of-stream flags and inline bodies may be sent. */
+  readonly foldFrames: boolean;
+  readonly budget: WindowBudget;
+  /** The largest window a bulk stream may grow to. */
+  readonly maxWindow: number;
+  /** The largest chunk a sender may use once the peer grew its window. */
+  readonly maxChunkLimit: number;
 }
 
 export interface LogicalStreamOptions {
@@ -49,19 +72,31 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+const EMPTY = new Uint8Array(0);
+
 /**
  * One logical stream inside a tunnel. Flow control is credit based and per stream: the
- * peer may send at most `initialWindow` bytes we have not yet handed to our reader, so a
- * reader that stops reading stalls only its own stream, and memory per stream is bounded
- * by the window plus the readable high-water mark.
+ * peer may send at most the stream's window of bytes we have not yet handed to our reader, so
+ * a reader that stops reading stalls only its own stream, and memory per stream is bounded by
+ * the window plus the readable high-water mark.
+ *
+ * Towards a v2 peer, frames not yet written are amended rather than followed: the first body
+ * chunk rides inline in the Open or ResponseHead, the end of stream becomes a flag on the last
+ * frame, and window increments of one turn add up in one WindowUpdate. A small request or
+ * response is then a single frame.
  */
 export class LogicalStream extends Duplex implements TunnelStream {
   private sendWindow: number;
+  /** The largest send window seen: the peer grows it for bulk streams, and chunks grow with it. */
+  private peakSendWindow: number;
   private windowWaiters: Array<(err?: Error) => void> = [];
   private readonly recvQueue: Buffer[] = [];
+  private recvWindow: number;
   private receivedTotal = 0;
   private creditedTotal = 0;
   private pendingCredit = 0;
+  /** Bytes handed to the reader since the window last grew. */
+  private deliveredSinceGrowth = 0;
   private wantRead = false;
   private remoteEnded = false;
   private remoteEndPushed = false;
@@ -70,6 +105,13 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private responded = false;
   private headSettled = false;
   private readonly head = deferred<ResponseHead>();
+  /** The last frame carrying our side's data (Open, ResponseHead, Data), while amendable. */
+  private tail: Frame | undefined;
+  private tailWrites = -1;
+  private lastWindowUpdate: Frame | undefined;
+  private lastWindowUpdateWrites = -1;
+  /** Responder deadline (ms since epoch), managed by the multiplexer; 0 = none. */
+  deadlineAt = 0;
 
   constructor(
     private readonly host: StreamHost,
@@ -83,13 +125,13 @@ export class LogicalStream extends Duplex implements TunnelStream {
       writableHighWaterMark: opts.highWaterMark,
     });
     this.sendWindow = opts.initialWindow;
+    this.peakSendWindow = opts.initialWindow;
+    this.recvWindow = opts.initialWindow;
     // Only the initiator waits for a response head.
     this.headSettled = !opts.initiator;
     // A peer's reset must never crash the process through an unhandled 'error' event; the
     // failure stays visible through responseHead(), pipeline() and `errored`.
     this.on('error', () => undefined);
-    // The responder sees a bodiless request as already ended.
-    if (!opts.initiator && !open.hasBody) this.onRemoteEnd();
   }
 
   responseHead(): Promise<ResponseHead> {
@@ -97,16 +139,12 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   /** Responder only: sends the status and headers. Body follows through write()/end(). */
-  respond(status: number, headers: Array<{ name: string; value: string }> = []): void {
+  respond(status: number, headers: ReadonlyArray<{ name: string; value: string }> = []): void {
     if (this.opts.initiator) throw new Error('only the responder sends a response head');
     if (this.responded || this.destroyed) return;
     this.responded = true;
-    this.host.sendFrame(
-      frame({
-        case: 'responseHead',
-        value: { streamId: this.id, status, headers: headers as Header[] },
-      }),
-    );
+    this.host.clearDeadline(this);
+    this.sendTail(responseHeadFrame(this.id, status, headers));
   }
 
   get hasResponded(): boolean {
@@ -122,14 +160,35 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   // ---- called by the multiplexer ----
 
-  onResponseHead(head: ResponseHead): void {
-    this.headSettled = true;
-    this.head.resolve(head);
+  /**
+   * Initiator: the multiplexer sent the Open (`writesBefore` is the write count before it), with
+   * `inline` bytes of body in it that count against our credit.
+   */
+  openSent(open: Frame, writesBefore: number, inline: number): void {
+    this.sendWindow -= inline;
+    this.tail = open;
+    this.tailWrites = writesBefore;
   }
 
-  onData(chunk: Uint8Array): void {
+  /** Responder: takes the request's inline body and end of stream, once registered. */
+  acceptOpen(): void {
+    if (this.open.body.byteLength > 0) this.onData(this.open.body);
+    if (!this.open.hasBody) this.onRemoteEnd();
+  }
+
+  onResponseHead(head: ResponseHead): void {
+    if (this.headSettled) return;
+    this.headSettled = true;
+    const { body, endStream } = head;
+    // The head is handed on (a gateway forwards it) without what the stream itself delivers.
+    this.head.resolve(body.byteLength > 0 || endStream ? { ...head, body: EMPTY, endStream: false } : head);
+    if (body.byteLength > 0) this.onData(body);
+    if (endStream) this.onRemoteEnd();
+  }
+
+  onData(chunk: Uint8Array, endStream = false): void {
     if (this.remoteEnded || this.destroyed) return;
-    const allowance = this.opts.initialWindow - (this.receivedTotal - this.creditedTotal);
+    const allowance = this.recvWindow - (this.receivedTotal - this.creditedTotal);
     if (chunk.byteLength > allowance) {
       this.reset(
         TunnelErrorCode.FLOW_CONTROL,
@@ -137,13 +196,19 @@ export class LogicalStream extends Duplex implements TunnelStream {
       );
       return;
     }
-    this.receivedTotal += chunk.byteLength;
-    this.recvQueue.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    this.pump();
+    if (chunk.byteLength > 0) {
+      this.receivedTotal += chunk.byteLength;
+      this.host.budget.track(chunk.byteLength);
+      this.recvQueue.push(
+        Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+      );
+    }
+    if (endStream) this.onRemoteEnd();
+    else this.pump();
   }
 
   onRemoteEnd(): void {
-    if (this.remoteEnded) return;
+    if (this.remoteEnded || this.destroyed) return;
     this.remoteEnded = true;
     this.pump();
     this.releaseIfComplete();
@@ -159,6 +224,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   onWindowUpdate(increment: number): void {
     this.sendWindow += increment;
+    if (this.sendWindow > this.peakSendWindow) this.peakSendWindow = this.sendWindow;
     const waiters = this.windowWaiters;
     this.windowWaiters = [];
     for (const wake of waiters) wake();
@@ -186,6 +252,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
     while (this.wantRead && this.recvQueue.length > 0) {
       const chunk = this.recvQueue.shift()!;
       this.pendingCredit += chunk.length;
+      this.deliveredSinceGrowth += chunk.length;
       this.wantRead = this.push(chunk);
     }
     if (this.remoteEnded && this.recvQueue.length === 0 && !this.remoteEndPushed) {
@@ -195,45 +262,116 @@ export class LogicalStream extends Duplex implements TunnelStream {
     // Credit goes back in steps of a quarter window, never byte by byte: tiny credits make the
     // sender emit tiny frames (silly window syndrome). This cannot deadlock: a sender blocked on
     // an empty window has a full window outstanding, and it all becomes credit as it is read.
-    if (this.pendingCredit > 0 && !this.remoteEnded && this.pendingCredit >= this.opts.initialWindow / 4) {
-      const increment = this.pendingCredit;
+    // A stream whose peer has ended needs no more credit.
+    if (this.pendingCredit > 0 && !this.remoteEnded && this.pendingCredit >= this.recvWindow / 4) {
+      const credit = this.pendingCredit;
       this.pendingCredit = 0;
-      this.creditedTotal += increment;
-      this.host.sendFrame(frame({ case: 'windowUpdate', value: { streamId: this.id, increment } }));
+      this.creditedTotal += credit;
+      this.host.budget.track(-credit);
+      this.sendCredit(credit + this.growWindow());
     }
+  }
+
+  /**
+   * A stream whose reader keeps up (nothing queued, more wanted) and that has moved a whole
+   * window since the window last grew is moving bulk data: double its window, up to the
+   * maximum, if the session's budget allows. Slow readers and idle streams never grow.
+   */
+  private growWindow(): number {
+    if (this.recvQueue.length > 0 || !this.wantRead || this.deliveredSinceGrowth < this.recvWindow) return 0;
+    const grow = Math.min(this.recvWindow, this.host.maxWindow - this.recvWindow);
+    if (grow <= 0 || !this.host.budget.tryReserve(grow)) return 0;
+    this.recvWindow += grow;
+    this.deliveredSinceGrowth = 0;
+    return grow;
+  }
+
+  /** One WindowUpdate per stream per turn: later credit of the same turn is added to it. */
+  private sendCredit(increment: number): void {
+    const pending = this.lastWindowUpdate;
+    if (pending?.kind.case === 'windowUpdate' && this.host.writes === this.lastWindowUpdateWrites) {
+      pending.kind.value.increment += increment;
+      return;
+    }
+    const writesBefore = this.host.writes;
+    const f = windowUpdateFrame(this.id, increment);
+    this.host.sendFrame(f);
+    this.lastWindowUpdate = f;
+    this.lastWindowUpdateWrites = writesBefore;
+  }
+
+  /** The largest chunk to send now: the negotiated size, more once the peer grew our window. */
+  private chunkLimit(): number {
+    const grown = Math.floor(this.peakSendWindow / 4);
+    return grown > this.host.maxChunkSize ? Math.min(grown, this.host.maxChunkLimit) : this.host.maxChunkSize;
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.sendChunked(chunk).then(() => cb(), cb);
+    this.sendFrom(chunk, 0, cb);
   }
 
-  private async sendChunked(buf: Buffer): Promise<void> {
-    let offset = 0;
+  /** Sends `buf` from `offset` as credit allows; synchronous while credit lasts. */
+  private sendFrom(buf: Buffer, offset: number, cb: (err?: Error | null) => void): void {
     while (offset < buf.length) {
-      if (this.destroyed) throw new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing');
-      if (this.sendWindow <= 0) {
-        await new Promise<void>((resolve, reject) =>
-          this.windowWaiters.push((err) => (err ? reject(err) : resolve())),
-        );
-        continue;
+      if (this.destroyed) {
+        cb(new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing'));
+        return;
       }
-      const n = Math.min(buf.length - offset, this.sendWindow, this.host.maxChunkSize);
-      const ok = this.host.sendFrame(
-        frame({ case: 'data', value: { streamId: this.id, chunk: buf.subarray(offset, offset + n) } }),
-      );
+      if (this.sendWindow <= 0) {
+        this.windowWaiters.push((err) => (err ? cb(err) : this.sendFrom(buf, offset, cb)));
+        return;
+      }
+      const n = Math.min(buf.length - offset, this.sendWindow, this.chunkLimit());
+      const ok = this.sendBody(buf.subarray(offset, offset + n));
       this.sendWindow -= n;
       offset += n;
-      if (!ok) await this.host.drained();
+      if (!ok) {
+        this.host.drained().then(() => this.sendFrom(buf, offset, cb), cb);
+        return;
+      }
     }
+    cb();
+  }
+
+  private amendable(): Frame | undefined {
+    return this.host.foldFrames && this.host.writes === this.tailWrites ? this.tail : undefined;
+  }
+
+  /** Puts a body chunk inline in a head not yet written, or sends it as Data. */
+  private sendBody(chunk: Buffer): boolean {
+    const tail = this.amendable();
+    const k = tail?.kind;
+    if ((k?.case === 'open' || k?.case === 'responseHead') && k.value.body.byteLength === 0) {
+      k.value.body = chunk;
+      return true;
+    }
+    return this.sendTail(dataFrame(this.id, chunk));
+  }
+
+  private sendTail(f: Frame): boolean {
+    const writesBefore = this.host.writes;
+    const ok = this.host.sendFrame(f);
+    this.tail = f;
+    this.tailWrites = writesBefore;
+    return ok;
   }
 
   override _final(cb: (err?: Error | null) => void): void {
     this.localEnded = true;
     // A bodiless request was announced in Open; the responder needs no End for it.
     const announcedNoBody = this.opts.initiator && !this.open.hasBody;
-    if (!announcedNoBody) this.host.sendFrame(frame({ case: 'end', value: { streamId: this.id } }));
+    if (!announcedNoBody) this.sendEnd();
+    this.tail = undefined;
     this.releaseIfComplete();
     cb();
+  }
+
+  /** Ends our side: as a flag on our last frame if it is not written yet, else as End. */
+  private sendEnd(): void {
+    const k = this.amendable()?.kind;
+    if (k?.case === 'open') k.value.hasBody = false;
+    else if (k?.case === 'responseHead' || k?.case === 'data') k.value.endStream = true;
+    else this.host.sendFrame(endFrame(this.id));
   }
 
   override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
@@ -256,7 +394,13 @@ export class LogicalStream extends Duplex implements TunnelStream {
       this.windowWaiters = [];
       for (const wake of waiters) wake(failure);
     }
+    // What the peer sent and nobody will read no longer counts against the session.
+    this.host.budget.track(-(this.receivedTotal - this.creditedTotal));
+    this.creditedTotal = this.receivedTotal;
     this.recvQueue.length = 0;
+    const grown = this.recvWindow - this.opts.initialWindow;
+    if (grown > 0) this.host.budget.release(grown);
+    this.recvWindow = this.opts.initialWindow;
     this.host.release(this);
     cb(err);
   }
@@ -264,8 +408,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private sendReset(err: TunnelError): void {
     if (this.resetSeen) return;
     this.resetSeen = true;
-    this.host.sendFrame(
-      frame({ case: 'reset', value: { streamId: this.id, code: err.resetCode, message: err.message } }),
-    );
+    this.tail = undefined;
+    this.host.sendFrame(resetFrame(this.id, err.resetCode, err.message));
   }
 }

@@ -1,5 +1,5 @@
 import { decodeFrame, encodeFrame, type Frame } from '@pullplane/proto';
-import type { FrameSink } from './frame-channel.js';
+import { FrameBatcher, type FrameSink } from './frame-channel.js';
 
 export interface MemoryLink {
   /** Sink for side A; frames arrive at B's receiver. */
@@ -7,36 +7,51 @@ export interface MemoryLink {
   /** Sink for side B; frames arrive at A's receiver. */
   b: FrameSink;
   connect(receiveA: (f: Frame) => void, receiveB: (f: Frame) => void): void;
-  /** Frames queued but not yet delivered, per direction. */
+  /** Messages queued but not yet delivered, per direction. */
   queued(): { toA: number; toB: number };
+  /** Transport writes (messages, each one turn's frames) so far, per direction. */
+  written(): { toA: number; toB: number };
   close(): void;
 }
 
 /**
  * An in-process frame link with asynchronous delivery and transport backpressure, for tests
- * and the all-in-one mode's unit tests. Frames go through protobuf encoding so the wire
- * format is exercised too.
+ * and benchmarks. Each side sends through the same per-turn batching as a gRPC tunnel, and each
+ * message goes through the wire encoding (the fast codec) unless `encode` is false.
  */
 export function createMemoryLink(opts: { highWaterFrames?: number; encode?: boolean } = {}): MemoryLink {
   const hwm = opts.highWaterFrames ?? 64;
   const encode = opts.encode ?? true;
   let closed = false;
   const mk = () => {
-    const queue: Frame[] = [];
+    const queue: Array<Frame | Buffer> = [];
     let deliver: ((f: Frame) => void) | undefined;
     let waiters: Array<() => void> = [];
     let scheduled = false;
-    const flush = () => {
-      scheduled = false;
-      while (queue.length > 0 && deliver && !closed) deliver(queue.shift()!);
+    let writes = 0;
+    const release = () => {
       const w = waiters;
       waiters = [];
       for (const wake of w) wake();
     };
-    const sink: FrameSink = {
-      send(f) {
-        if (closed) return true;
-        queue.push(encode ? decodeFrame(encodeFrame(f)) : f);
+    const flush = () => {
+      scheduled = false;
+      while (queue.length > 0 && deliver && !closed) {
+        const m = queue.shift()!;
+        deliver(Buffer.isBuffer(m) ? decodeFrame(m) : m);
+      }
+      release();
+    };
+    const sink = new FrameBatcher({
+      get closed() {
+        return closed;
+      },
+      get needsDrain() {
+        return queue.length >= hwm;
+      },
+      write(message) {
+        writes++;
+        queue.push(encode ? encodeFrame(message) : message);
         if (!scheduled) {
           scheduled = true;
           setImmediate(flush);
@@ -47,18 +62,15 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
         if (queue.length < hwm || closed) return Promise.resolve();
         return new Promise((resolve) => waiters.push(resolve));
       },
-    };
+    });
     return {
       sink,
       queue,
+      writes: () => writes,
       setDeliver: (d: (f: Frame) => void) => {
         deliver = d;
       },
-      release: () => {
-        const w = waiters;
-        waiters = [];
-        for (const wake of w) wake();
-      },
+      release,
     };
   };
   const toB = mk();
@@ -71,6 +83,7 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
       toB.setDeliver(receiveB);
     },
     queued: () => ({ toA: toA.queue.length, toB: toB.queue.length }),
+    written: () => ({ toA: toA.writes(), toB: toB.writes() }),
     close() {
       closed = true;
       toA.release();

@@ -1,14 +1,28 @@
 import { EventEmitter } from 'node:events';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import { type Frame, frame, type GoAway, type Open, OpenSchema } from '@pullplane/proto';
+import {
+  type Frame,
+  frame,
+  type GoAway,
+  type Open,
+  OpenSchema,
+  PROTOCOL_VERSION_MAX,
+  ProtocolVersion,
+  resetFrame,
+} from '@pullplane/proto';
 import { TunnelError, TunnelErrorCode } from './errors.js';
 import type { FrameSink } from './frame-channel.js';
-import { LogicalStream } from './logical-stream.js';
+import { LogicalStream, type StreamHost } from './logical-stream.js';
+import { WindowBudget } from './window-budget.js';
 
 export const DEFAULT_MAX_CHUNK_SIZE = 64 * 1024;
 export const MAX_CHUNK_SIZE_LIMIT = 1024 * 1024;
 export const DEFAULT_INITIAL_WINDOW = 256 * 1024;
 export const DEFAULT_MAX_CONCURRENT_STREAMS = 2048;
+/** How far a bulk stream's window may grow. */
+export const DEFAULT_MAX_STREAM_WINDOW = 4 * 1024 * 1024;
+/** Window growth a session may grant across its streams when no budget is passed in. */
+export const DEFAULT_SESSION_WINDOW_BUDGET = 8 * 1024 * 1024;
 
 export interface MultiplexerOptions {
   sink: FrameSink;
@@ -17,6 +31,15 @@ export interface MultiplexerOptions {
   maxChunkSize?: number;
   initialWindow?: number;
   maxConcurrentStreams?: number;
+  /** The protocol version agreed with the peer (v1 peers get no v2 fields). Default: newest. */
+  protocolVersion?: number;
+  /** Largest window a bulk stream may grow to; the initial window disables growth. */
+  maxStreamWindow?: number;
+  /**
+   * Where window growth is reserved and buffered bytes counted: pass one budget to several
+   * sessions to bound a whole process. Default: a budget of this session's own.
+   */
+  windowBudget?: WindowBudget;
   /** Called for each stream the peer opens. Without it, peer opens are refused. */
   onStream?: (stream: LogicalStream) => void;
 }
@@ -32,6 +55,8 @@ export interface MultiplexerEvents {
   'protocol-error': [string];
 }
 
+const EMPTY = new Uint8Array(0);
+
 /**
  * Runs many logical streams over one ordered frame transport. It never blocks reading:
  * each stream's credit window bounds what may be queued for it, so the transport can be
@@ -40,43 +65,63 @@ export interface MultiplexerEvents {
 export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   maxChunkSize: number;
   initialWindow: number;
+  protocolVersion: number;
+  readonly windowBudget: WindowBudget;
   private readonly maxConcurrentStreams: number;
   private readonly streams = new Map<number, LogicalStream>();
   private nextId: number;
   private closedWith: TunnelError | undefined;
   private goingAway = false;
-  private readonly host: {
-    sendFrame(f: Frame): boolean;
-    drained(): Promise<void>;
-    release(s: LogicalStream): void;
-    maxChunkSize: number;
-  };
+  private readonly host: StreamHost;
+  // Responder deadlines share one timer, armed for the earliest.
+  private readonly deadlines = new Set<LogicalStream>();
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly opts: MultiplexerOptions) {
     super();
     this.maxChunkSize = Math.min(opts.maxChunkSize ?? DEFAULT_MAX_CHUNK_SIZE, MAX_CHUNK_SIZE_LIMIT);
     this.initialWindow = Math.max(opts.initialWindow ?? DEFAULT_INITIAL_WINDOW, this.maxChunkSize);
+    this.protocolVersion = opts.protocolVersion ?? PROTOCOL_VERSION_MAX;
     this.maxConcurrentStreams = opts.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS;
+    this.windowBudget = opts.windowBudget ?? new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET);
     this.nextId = opts.role === 'gateway' ? 1 : 2;
+    const mux = this;
     this.host = {
-      sendFrame: (f: Frame) => this.send(f),
+      sendFrame: (f) => this.send(f),
       drained: () => this.opts.sink.drained(),
-      release: (s: LogicalStream) => {
+      release: (s) => {
         if (this.streams.get(s.id) === s) this.streams.delete(s.id);
+        this.clearDeadline(s);
       },
-      maxChunkSize: this.maxChunkSize,
+      clearDeadline: (s) => this.clearDeadline(s),
+      get maxChunkSize() {
+        return mux.maxChunkSize;
+      },
+      get writes() {
+        return mux.opts.sink.writes;
+      },
+      get foldFrames() {
+        return mux.protocolVersion >= ProtocolVersion.PROTOCOL_VERSION_2;
+      },
+      budget: this.windowBudget,
+      get maxWindow() {
+        return Math.max(mux.initialWindow, opts.maxStreamWindow ?? DEFAULT_MAX_STREAM_WINDOW);
+      },
+      maxChunkLimit: MAX_CHUNK_SIZE_LIMIT,
     };
   }
 
   /**
    * Takes the peer's tunnel settings (the gateway announces them in Welcome) so both sides
-   * account credit with the same window. Only before the first stream.
+   * account credit with the same window and speak the same version. Only before the first stream.
    */
-  adopt(settings: { maxChunkSize: number; initialWindow: number }): void {
+  adopt(settings: { maxChunkSize: number; initialWindow: number; protocolVersion?: number }): void {
     if (this.streams.size > 0) throw new Error('tunnel settings can only change before the first stream');
     if (settings.maxChunkSize > 0) this.maxChunkSize = Math.min(settings.maxChunkSize, MAX_CHUNK_SIZE_LIMIT);
     if (settings.initialWindow > 0) this.initialWindow = Math.max(settings.initialWindow, this.maxChunkSize);
-    this.host.maxChunkSize = this.maxChunkSize;
+    if (settings.protocolVersion && settings.protocolVersion > 0)
+      this.protocolVersion = settings.protocolVersion;
   }
 
   get activeStreams(): number {
@@ -96,7 +141,10 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     return this.opts.sink.send(f);
   }
 
-  /** Opens a stream towards the peer. The Open frame is sent at once. */
+  /**
+   * Opens a stream towards the peer. The Open frame is sent at once (in this turn's write): a
+   * body written in the same turn rides inline, and ending the stream then makes it one frame.
+   */
   open(init: OpenInit): LogicalStream {
     if (this.closedWith) throw this.closedWith;
     if (this.goingAway) throw new TunnelError(TunnelErrorCode.GOING_AWAY, 'tunnel is going away');
@@ -108,14 +156,32 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     }
     const id = this.allocateId();
     const open = create(OpenSchema, { ...init, streamId: id });
+    // An inline body the peer cannot take (v1, or more than one chunk of credit) follows as Data.
+    let follows: Uint8Array | undefined;
+    let endsAfter = false;
+    if (
+      open.body.byteLength > 0 &&
+      (!this.host.foldFrames || open.body.byteLength > Math.min(this.initialWindow, this.maxChunkSize))
+    ) {
+      follows = open.body;
+      endsAfter = !open.hasBody;
+      open.body = EMPTY;
+      open.hasBody = true;
+    }
     const stream = new LogicalStream(this.host, id, open, {
       initialWindow: this.initialWindow,
       highWaterMark: this.maxChunkSize,
       initiator: true,
     });
     this.streams.set(id, stream);
-    this.send(frame({ case: 'open', value: open }));
-    if (!open.hasBody) stream.end();
+    const writesBefore = this.opts.sink.writes;
+    const f = frame({ case: 'open', value: open });
+    this.send(f);
+    stream.openSent(f, writesBefore, open.body.byteLength);
+    if (follows) {
+      stream.write(follows);
+      if (endsAfter) stream.end();
+    } else if (!open.hasBody) stream.end();
     return stream;
   }
 
@@ -132,15 +198,14 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   /** Feeds one frame read from the transport. */
   receive(f: Frame): void {
     if (this.closedWith) return;
-    if (f.kind.case === 'batch') {
-      for (const inner of f.kind.value.frames) {
-        if (inner.kind.case === 'batch') this.emit('protocol-error', 'nested batch');
-        else this.receive(inner);
-      }
-      return;
-    }
     const k = f.kind;
     switch (k.case) {
+      case 'batch':
+        for (const inner of k.value.frames) {
+          if (inner.kind.case === 'batch') this.emit('protocol-error', 'nested batch');
+          else this.receive(inner);
+        }
+        return;
       case 'open':
         this.onOpen(k.value);
         return;
@@ -148,7 +213,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
         this.streams.get(k.value.streamId)?.onResponseHead(k.value);
         return;
       case 'data':
-        this.streams.get(k.value.streamId)?.onData(k.value.chunk);
+        this.streams.get(k.value.streamId)?.onData(k.value.chunk, k.value.endStream);
         return;
       case 'end':
         this.streams.get(k.value.streamId)?.onRemoteEnd();
@@ -160,7 +225,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
         this.streams.get(k.value.streamId)?.onReset(TunnelError.fromReset(k.value.code, k.value.message));
         return;
       case 'ping':
-        this.send(frame({ case: 'pong', value: { nonce: k.value.nonce, sentUnixMs: k.value.sentUnixMs } }));
+        this.send(frame({ case: 'pong', value: { sentUnixMs: k.value.sentUnixMs } }));
         this.emit('ping');
         return;
       case 'pong':
@@ -180,12 +245,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     const id = open.streamId;
     const ours = this.opts.role === 'gateway' ? id % 2 === 1 : id % 2 === 0;
     const refuse = (code: TunnelErrorCode, message: string) =>
-      this.send(
-        frame({
-          case: 'reset',
-          value: { streamId: id, code: new TunnelError(code, message).resetCode, message },
-        }),
-      );
+      this.send(resetFrame(id, new TunnelError(code, message).resetCode, message));
     if (ours || this.streams.has(id)) {
       refuse(TunnelErrorCode.PROTOCOL, `stream id ${id} is not valid for the peer to open`);
       return;
@@ -204,11 +264,58 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       initiator: false,
     });
     this.streams.set(id, stream);
+    stream.acceptOpen();
+    // An inline body over the credit reset the stream already: no work for it.
+    if (stream.destroyed) return;
+    if (open.timeoutMs > 0) this.armDeadline(stream, Date.now() + open.timeoutMs);
     this.opts.onStream(stream);
   }
 
+  // ---- responder deadlines ----
+
+  private armDeadline(stream: LogicalStream, at: number): void {
+    stream.deadlineAt = at;
+    this.deadlines.add(stream);
+    if (at < this.deadlineTimerAt) this.scheduleDeadlines(at);
+  }
+
+  private clearDeadline(stream: LogicalStream): void {
+    // The timer stays armed; when it fires it finds nothing due and re-arms for the next.
+    if (stream.deadlineAt !== 0) this.deadlines.delete(stream);
+    stream.deadlineAt = 0;
+  }
+
+  private scheduleDeadlines(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimerAt = at;
+    this.deadlineTimer = setTimeout(() => this.expireDeadlines(), Math.max(0, at - Date.now()));
+    this.deadlineTimer.unref();
+  }
+
+  /**
+   * Streams that have not answered by their requester's timeout are reset with
+   * DEADLINE_EXCEEDED: the peer learns why, and the handler sees its stream fail and stops.
+   */
+  private expireDeadlines(): void {
+    this.deadlineTimer = undefined;
+    this.deadlineTimerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const s of [...this.deadlines]) {
+      if (s.deadlineAt <= now) {
+        this.clearDeadline(s);
+        s.reset(
+          TunnelErrorCode.DEADLINE_EXCEEDED,
+          `no response within the requester's timeout of ${s.open.timeoutMs} ms`,
+        );
+      } else if (s.deadlineAt < next) next = s.deadlineAt;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.scheduleDeadlines(next);
+  }
+
+  /** Sends a heartbeat; the peer's Pong echoes the time, and 'pong' reports the round trip. */
   ping(): void {
-    this.send(frame({ case: 'ping', value: { nonce: 0n, sentUnixMs: BigInt(Date.now()) } }));
+    this.send(frame({ case: 'ping', value: { sentUnixMs: BigInt(Date.now()) } }));
   }
 
   /** Tells the peer to open nothing new here; in-flight streams continue. */
@@ -221,6 +328,8 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   close(err: TunnelError = new TunnelError(TunnelErrorCode.UNAVAILABLE, 'tunnel closed')): void {
     if (this.closedWith) return;
     this.closedWith = err;
+    clearTimeout(this.deadlineTimer);
+    this.deadlines.clear();
     for (const s of [...this.streams.values()]) s.onTransportClosed(err);
     this.streams.clear();
     this.emit('closed', err);

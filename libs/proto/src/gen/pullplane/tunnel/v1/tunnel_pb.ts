@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pullplane/tunnel/v1/tunnel.proto.
  */
 export const file_pullplane_tunnel_v1_tunnel: GenFile = /*@__PURE__*/
-  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSL3BAoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAQgYKBGtpbmQiowEKBUhlbGxvEhwKFG1pbl9wcm90b2NvbF92ZXJzaW9uGAEgASgNEhwKFG1heF9wcm90b2NvbF92ZXJzaW9uGAIgASgNEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSEgoKYWdlbnRfbmFtZRgEIAEoCRIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYBSABKA0SFAoMY2FwYWJpbGl0aWVzGAYgAygJInsKB1dlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRISCgpnYXRld2F5X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSFgoObWF4X2NodW5rX3NpemUYBCABKA0SFgoOaW5pdGlhbF93aW5kb3cYBSABKA0iJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkiXQoPSHR0cFJlcXVlc3RIZWFkEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlciJIChBSZWRpc1JlcXVlc3RIZWFkEgwKBGFyZ3MYASADKAwSFAoMcmVzcF92ZXJzaW9uGAIgASgNEhAKCHBpcGVsaW5lGAMgASgIIt4BCgRPcGVuEhEKCXN0cmVhbV9pZBgBIAEoDRI0CgRodHRwGAIgASgLMiQucHVsbHBsYW5lLnR1bm5lbC52MS5IdHRwUmVxdWVzdEhlYWRIABI2CgVyZWRpcxgDIAEoCzIlLnB1bGxwbGFuZS50dW5uZWwudjEuUmVkaXNSZXF1ZXN0SGVhZEgAEg0KBWFnZW50GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSGAoQZGVhZGxpbmVfdW5peF9tcxgGIAEoBBIQCghoYXNfYm9keRgHIAEoCEIGCgRoZWFkIl8KDFJlc3BvbnNlSGVhZBIRCglzdHJlYW1faWQYASABKA0SDgoGc3RhdHVzGAIgASgNEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlciIoCgREYXRhEhEKCXN0cmVhbV9pZBgBIAEoDRINCgVjaHVuaxgCIAEoDCIYCgNFbmQSEQoJc3RyZWFtX2lkGAEgASgNIlkKBVJlc2V0EhEKCXN0cmVhbV9pZBgBIAEoDRIsCgRjb2RlGAIgASgOMh4ucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNldENvZGUSDwoHbWVzc2FnZRgDIAEoCSI0CgxXaW5kb3dVcGRhdGUSEQoJc3RyZWFtX2lkGAEgASgNEhEKCWluY3JlbWVudBgCIAEoDSIrCgRQaW5nEg0KBW5vbmNlGAEgASgEEhQKDHNlbnRfdW5peF9tcxgCIAEoBCIrCgRQb25nEg0KBW5vbmNlGAEgASgEEhQKDHNlbnRfdW5peF9tcxgCIAEoBCIzCgVCYXRjaBIqCgZmcmFtZXMYASADKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lIh4KCEFjY2VwdGVkEhIKCmdhdGV3YXlfaWQYASABKAkiKgoGR29Bd2F5Eg4KBnJlYXNvbhgBIAEoCRIQCghkcmFpbl9tcxgCIAEoDSpLCg9Qcm90b2NvbFZlcnNpb24SIAocUFJPVE9DT0xfVkVSU0lPTl9VTlNQRUNJRklFRBAAEhYKElBST1RPQ09MX1ZFUlNJT05fMRABKv0BCglSZXNldENvZGUSGgoWUkVTRVRfQ09ERV9VTlNQRUNJRklFRBAAEhUKEVJFU0VUX0NPREVfQ0FOQ0VMEAESFwoTUkVTRVRfQ09ERV9JTlRFUk5BTBACEhsKF1JFU0VUX0NPREVfRkxPV19DT05UUk9MEAMSFwoTUkVTRVRfQ09ERV9QUk9UT0NPTBAEEhYKElJFU0VUX0NPREVfUkVGVVNFRBAFEhoKFlJFU0VUX0NPREVfVU5BVkFJTEFCTEUQBhIYChRSRVNFVF9DT0RFX05PVF9GT1VORBAHEiAKHFJFU0VUX0NPREVfREVBRExJTkVfRVhDRUVERUQQCDJUCgtBZ2VudFR1bm5lbBJFCgdDb25uZWN0EhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZRoaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUoATABMlcKDkdhdGV3YXlGb3J3YXJkEkUKB0ZvcndhcmQSGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lGhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSgBMAFiBnByb3RvMw");
+  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSL3BAoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAQgYKBGtpbmQiowEKBUhlbGxvEhwKFG1pbl9wcm90b2NvbF92ZXJzaW9uGAEgASgNEhwKFG1heF9wcm90b2NvbF92ZXJzaW9uGAIgASgNEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSEgoKYWdlbnRfbmFtZRgEIAEoCRIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYBSABKA0SFAoMY2FwYWJpbGl0aWVzGAYgAygJInsKB1dlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRISCgpnYXRld2F5X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSFgoObWF4X2NodW5rX3NpemUYBCABKA0SFgoOaW5pdGlhbF93aW5kb3cYBSABKA0iJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkiXQoPSHR0cFJlcXVlc3RIZWFkEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlciJIChBSZWRpc1JlcXVlc3RIZWFkEgwKBGFyZ3MYASADKAwSFAoMcmVzcF92ZXJzaW9uGAIgASgNEhAKCHBpcGVsaW5lGAMgASgIIqcCCgRPcGVuEhEKCXN0cmVhbV9pZBgBIAEoDRI0CgRodHRwGAIgASgLMiQucHVsbHBsYW5lLnR1bm5lbC52MS5IdHRwUmVxdWVzdEhlYWRIABI2CgVyZWRpcxgDIAEoCzIlLnB1bGxwbGFuZS50dW5uZWwudjEuUmVkaXNSZXF1ZXN0SGVhZEgAEg0KBWFnZW50GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIaGFzX2JvZHkYByABKAgSDAoEYm9keRgIIAEoDBISCgp0aW1lb3V0X21zGAkgASgNEhMKC3RyYWNlcGFyZW50GAogASgJEhIKCnRyYWNlc3RhdGUYCyABKAlCBgoEaGVhZEoECAYQB1IQZGVhZGxpbmVfdW5peF9tcyKBAQoMUmVzcG9uc2VIZWFkEhEKCXN0cmVhbV9pZBgBIAEoDRIOCgZzdGF0dXMYAiABKA0SLAoHaGVhZGVycxgDIAMoCzIbLnB1bGxwbGFuZS50dW5uZWwudjEuSGVhZGVyEhIKCmVuZF9zdHJlYW0YBCABKAgSDAoEYm9keRgFIAEoDCI8CgREYXRhEhEKCXN0cmVhbV9pZBgBIAEoDRINCgVjaHVuaxgCIAEoDBISCgplbmRfc3RyZWFtGAMgASgIIhgKA0VuZBIRCglzdHJlYW1faWQYASABKA0iWQoFUmVzZXQSEQoJc3RyZWFtX2lkGAEgASgNEiwKBGNvZGUYAiABKA4yHi5wdWxscGxhbmUudHVubmVsLnYxLlJlc2V0Q29kZRIPCgdtZXNzYWdlGAMgASgJIjQKDFdpbmRvd1VwZGF0ZRIRCglzdHJlYW1faWQYASABKA0SEQoJaW5jcmVtZW50GAIgASgNIikKBFBpbmcSFAoMc2VudF91bml4X21zGAIgASgESgQIARACUgVub25jZSIpCgRQb25nEhQKDHNlbnRfdW5peF9tcxgCIAEoBEoECAEQAlIFbm9uY2UiMwoFQmF0Y2gSKgoGZnJhbWVzGAEgAygLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSIcCghBY2NlcHRlZEoECAEQAlIKZ2F0ZXdheV9pZCIqCgZHb0F3YXkSDgoGcmVhc29uGAEgASgJEhAKCGRyYWluX21zGAIgASgNKmMKD1Byb3RvY29sVmVyc2lvbhIgChxQUk9UT0NPTF9WRVJTSU9OX1VOU1BFQ0lGSUVEEAASFgoSUFJPVE9DT0xfVkVSU0lPTl8xEAESFgoSUFJPVE9DT0xfVkVSU0lPTl8yEAIq/QEKCVJlc2V0Q29kZRIaChZSRVNFVF9DT0RFX1VOU1BFQ0lGSUVEEAASFQoRUkVTRVRfQ09ERV9DQU5DRUwQARIXChNSRVNFVF9DT0RFX0lOVEVSTkFMEAISGwoXUkVTRVRfQ09ERV9GTE9XX0NPTlRST0wQAxIXChNSRVNFVF9DT0RFX1BST1RPQ09MEAQSFgoSUkVTRVRfQ09ERV9SRUZVU0VEEAUSGgoWUkVTRVRfQ09ERV9VTkFWQUlMQUJMRRAGEhgKFFJFU0VUX0NPREVfTk9UX0ZPVU5EEAcSIAocUkVTRVRfQ09ERV9ERUFETElORV9FWENFRURFRBAIMlQKC0FnZW50VHVubmVsEkUKB0Nvbm5lY3QSGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lGhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSgBMAEyVwoOR2F0ZXdheUZvcndhcmQSRQoHRm9yd2FyZBIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lKAEwAWIGcHJvdG8z");
 
 /**
  * @generated from message pullplane.tunnel.v1.Frame
@@ -337,19 +337,43 @@ export type Open = Message<"pullplane.tunnel.v1.Open"> & {
   requestId: string;
 
   /**
-   * Deadline in milliseconds since the Unix epoch; 0 = none (streaming requests).
-   *
-   * @generated from field: uint64 deadline_unix_ms = 6;
-   */
-  deadlineUnixMs: bigint;
-
-  /**
-   * Whether a request body follows (Data frames, then End). When false the request side is
-   * already ended.
+   * The request side's end of stream, inverted so that the common case (no body to follow)
+   * is the zero value: true when request body follows in Data frames (then End); false when
+   * the request side ends with this frame, its whole body (if any) in `body`.
    *
    * @generated from field: bool has_body = 7;
    */
   hasBody: boolean;
+
+  /**
+   * v2: the start of the request body, inline so that a small request is one frame. Counts
+   * against the stream's credit like Data.
+   *
+   * @generated from field: bytes body = 8;
+   */
+  body: Uint8Array;
+
+  /**
+   * v2: the responder abandons the request (Reset DEADLINE_EXCEEDED, and cancels its work)
+   * when it has not sent a ResponseHead within this many milliseconds of receiving Open.
+   * 0 = no limit (watches, followed logs).
+   *
+   * @generated from field: uint32 timeout_ms = 9;
+   */
+  timeoutMs: number;
+
+  /**
+   * W3C trace context of the request (https://www.w3.org/TR/trace-context/), carried
+   * unchanged across hops. Empty when the caller sent none.
+   *
+   * @generated from field: string traceparent = 10;
+   */
+  traceparent: string;
+
+  /**
+   * @generated from field: string tracestate = 11;
+   */
+  tracestate: string;
 };
 
 /**
@@ -377,6 +401,21 @@ export type ResponseHead = Message<"pullplane.tunnel.v1.ResponseHead"> & {
    * @generated from field: repeated pullplane.tunnel.v1.Header headers = 3;
    */
   headers: Header[];
+
+  /**
+   * v2: the response ends with this frame; no Data or End follows.
+   *
+   * @generated from field: bool end_stream = 4;
+   */
+  endStream: boolean;
+
+  /**
+   * v2: the start of the response body (a small body whole), inline so that a small
+   * response is one frame. Counts against the stream's credit like Data.
+   *
+   * @generated from field: bytes body = 5;
+   */
+  body: Uint8Array;
 };
 
 /**
@@ -399,6 +438,13 @@ export type Data = Message<"pullplane.tunnel.v1.Data"> & {
    * @generated from field: bytes chunk = 2;
    */
   chunk: Uint8Array;
+
+  /**
+   * v2: the sender's last frame on this stream; no End follows.
+   *
+   * @generated from field: bool end_stream = 3;
+   */
+  endStream: boolean;
 };
 
 /**
@@ -409,7 +455,8 @@ export const DataSchema: GenMessage<Data> = /*@__PURE__*/
   messageDesc(file_pullplane_tunnel_v1_tunnel, 8);
 
 /**
- * The sender will send no more Data on this stream.
+ * The sender will send no more Data on this stream. A v2 sender folds it into the last
+ * ResponseHead or Data (end_stream) when that frame has not been written yet.
  *
  * @generated from message pullplane.tunnel.v1.End
  */
@@ -477,14 +524,12 @@ export const WindowUpdateSchema: GenMessage<WindowUpdate> = /*@__PURE__*/
   messageDesc(file_pullplane_tunnel_v1_tunnel, 11);
 
 /**
+ * A heartbeat. The answer echoes sent_unix_ms, so the pinging side measures the round trip
+ * on its own clock.
+ *
  * @generated from message pullplane.tunnel.v1.Ping
  */
 export type Ping = Message<"pullplane.tunnel.v1.Ping"> & {
-  /**
-   * @generated from field: uint64 nonce = 1;
-   */
-  nonce: bigint;
-
   /**
    * @generated from field: uint64 sent_unix_ms = 2;
    */
@@ -502,11 +547,6 @@ export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
  * @generated from message pullplane.tunnel.v1.Pong
  */
 export type Pong = Message<"pullplane.tunnel.v1.Pong"> & {
-  /**
-   * @generated from field: uint64 nonce = 1;
-   */
-  nonce: bigint;
-
   /**
    * @generated from field: uint64 sent_unix_ms = 2;
    */
@@ -548,10 +588,6 @@ export const BatchSchema: GenMessage<Batch> = /*@__PURE__*/
  * @generated from message pullplane.tunnel.v1.Accepted
  */
 export type Accepted = Message<"pullplane.tunnel.v1.Accepted"> & {
-  /**
-   * @generated from field: string gateway_id = 1;
-   */
-  gatewayId: string;
 };
 
 /**
@@ -590,6 +626,9 @@ export const GoAwaySchema: GenMessage<GoAway> = /*@__PURE__*/
 /**
  * Protocol versions this build speaks. Bumped on incompatible changes only.
  *
+ * A v2 side reads everything a v1 side sends (v2 only adds fields), so a v2 gateway or agent
+ * still serves v1 peers: towards a v1 peer it never sets the v2 fields marked below.
+ *
  * @generated from enum pullplane.tunnel.v1.ProtocolVersion
  */
 export enum ProtocolVersion {
@@ -602,6 +641,14 @@ export enum ProtocolVersion {
    * @generated from enum value: PROTOCOL_VERSION_1 = 1;
    */
   PROTOCOL_VERSION_1 = 1,
+
+  /**
+   * End-of-stream flags on ResponseHead and Data, small bodies inline in Open and
+   * ResponseHead, Open.timeout_ms. A small request and its response are one frame each way.
+   *
+   * @generated from enum value: PROTOCOL_VERSION_2 = 2;
+   */
+  PROTOCOL_VERSION_2 = 2,
 }
 
 /**

@@ -1,0 +1,49 @@
+/**
+ * Memory a session (or a whole process, when shared) lets its streams hold beyond their base
+ * credit windows. A stream moving bulk data with a reader that keeps up grows its window (and
+ * with it the peer's chunk size) only by reserving here, so however many streams grow, and
+ * however slow their readers then become, the bytes a session buffers stay below
+ * `streams × initial window + limit`. `outstanding` counts those bytes as they are: received
+ * from the peer and not yet credited back (queued, in a reader's buffer, or read but not yet
+ * acknowledged).
+ */
+export class WindowBudget {
+  private reservedBytes = 0;
+  private outstandingBytes = 0;
+  private peakOutstandingBytes = 0;
+
+  constructor(readonly limit: number) {
+    if (!(limit >= 0)) throw new RangeError(`window budget must be a byte count, got ${limit}`);
+  }
+
+  /** Bytes of extra window granted to streams now. */
+  get reserved(): number {
+    return this.reservedBytes;
+  }
+
+  /** Bytes received from peers and not yet credited back, across the streams using this. */
+  get outstanding(): number {
+    return this.outstandingBytes;
+  }
+
+  /** The highest `outstanding` seen. */
+  get peakOutstanding(): number {
+    return this.peakOutstandingBytes;
+  }
+
+  tryReserve(bytes: number): boolean {
+    if (this.reservedBytes + bytes > this.limit) return false;
+    this.reservedBytes += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.reservedBytes -= bytes;
+  }
+
+  /** Bytes arrived (+) or were credited back or dropped (−). */
+  track(delta: number): void {
+    this.outstandingBytes += delta;
+    if (this.outstandingBytes > this.peakOutstandingBytes) this.peakOutstandingBytes = this.outstandingBytes;
+  }
+}
