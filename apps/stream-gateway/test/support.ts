@@ -301,12 +301,14 @@ export function forwardOnce(
       client.close();
       resolve(out);
     };
-    call.on('data', (f: Frame) => {
+    const onFrame = (f: Frame) => {
+      if (f.kind.case === 'batch') return f.kind.value.frames.forEach(onFrame);
       if (f.kind.case === 'responseHead') out.status = f.kind.value.status;
       else if (f.kind.case === 'data') body += Buffer.from(f.kind.value.chunk).toString();
       else if (f.kind.case === 'end') out.body = body;
       else if (f.kind.case === 'reset') out.reset = f.kind.value.message;
-    });
+    };
+    call.on('data', onFrame);
     call.on('error', (error: ServiceError) => {
       out.error = error;
       done();
