@@ -44,7 +44,7 @@ export const gatewayOptions = defineOptions([
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT',
+    env: ['ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT', 'ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT'],
     paramsKey: 'principal.tls.insecure-plaintext',
     description: 'Serve without TLS, behind a mesh sidecar that terminates mTLS. Requires header auth.',
   },
@@ -91,18 +91,22 @@ export const gatewayOptions = defineOptions([
   },
   {
     flag: 'token-key-path',
+    aliases: 'jwt-key',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_JWT_KEY_PATH',
     paramsKey: 'principal.jwt.key-path',
-    description: 'PEM key (ES256) that signs agent tokens; needed for --auth=token.',
+    description:
+      'PEM private key that signs agent tokens for --auth=token: ECDSA P-256 (ES256) or RSA (RS512, as argocd-agent). Without it, the key is read from --jwt-secret-name.',
   },
   {
     flag: 'argocd-namespace',
+    aliases: 'namespace',
     type: 'string',
     default: 'argocd',
     env: 'ARGOCD_PRINCIPAL_NAMESPACE',
     paramsKey: 'principal.namespace',
-    description: 'Namespace of Argo CD, where agents are registered as cluster Secrets.',
+    description:
+      'Namespace of Argo CD, where agents are registered as cluster Secrets and TLS material is read from Secrets.',
   },
   {
     flag: 'resource-proxy-url',
@@ -114,12 +118,29 @@ export const gatewayOptions = defineOptions([
       'Resource proxy URL Argo CD should use (e.g. https://argocd-agent-resource-proxy.argocd.svc:9090). When set, each agent is registered as an Argo CD cluster on first connect.',
   },
   {
+    flag: 'enable-self-cluster-registration',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION',
+    paramsKey: 'principal.registration.enable',
+    description:
+      "argocd-agent's switch for cluster registration: as setting --resource-proxy-url to https://<--resource-proxy-address>.",
+  },
+  {
+    flag: 'resource-proxy-address',
+    type: 'host-port',
+    default: 'argocd-agent-resource-proxy:9090',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS',
+    paramsKey: 'principal.resource-proxy.address',
+    description:
+      "host:port of the resource proxy for --enable-self-cluster-registration (argocd-agent's form of --resource-proxy-url).",
+  },
+  {
     flag: 'registration-token-key-path',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH',
     paramsKey: 'principal.registration.token-key-path',
     description:
-      "ES256 key that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path).",
+      "Private key (ECDSA P-256 or RSA) that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path). Without it, the key is read from --jwt-secret-name.",
   },
   {
     flag: 'registration-token-ttl',
@@ -144,6 +165,13 @@ export const gatewayOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
     paramsKey: 'principal.kubeconfig',
     description: 'Kubeconfig for the control-plane cluster (default: in-cluster, then $KUBECONFIG).',
+  },
+  {
+    flag: 'kubecontext',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
+    paramsKey: 'principal.kubecontext',
+    description: 'Context of --kubeconfig to use (default: its current context).',
   },
   {
     flag: 'internal-listen-host',
@@ -230,6 +258,15 @@ export const gatewayOptions = defineOptions([
     description: 'Presence records expire this long after their last refresh.',
   },
   {
+    flag: 'keepalive-min-interval',
+    type: 'duration',
+    default: 0,
+    env: 'ARGOCD_PRINCIPAL_KEEP_ALIVE_MIN_INTERVAL',
+    paramsKey: 'principal.keep-alive.min-interval',
+    description:
+      "Agents that send HTTP/2 keepalive pings more often than this are disconnected (0: 5s). Keep it below the agents' --keep-alive-ping-interval.",
+  },
+  {
     flag: 'metrics-port',
     type: 'port',
     default: 8000,
@@ -241,7 +278,7 @@ export const gatewayOptions = defineOptions([
     flag: 'healthz-port',
     type: 'port',
     default: 8003,
-    env: 'ARGOCD_PRINCIPAL_HEALTHZ_PORT',
+    env: ['ARGOCD_PRINCIPAL_HEALTHZ_PORT', 'ARGOCD_PRINCIPAL_HEALTH_CHECK_PORT'],
     paramsKey: 'principal.healthz.port',
     description: '/healthz and /readyz port.',
   },

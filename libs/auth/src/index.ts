@@ -51,6 +51,7 @@ export {
 export {
   type IssueTokenOptions,
   TOKEN_ISSUER,
+  type TokenAlgorithm,
   TokenAuthority,
   type TokenAuthorityOptions,
   type VerifiedToken,
