@@ -1,5 +1,6 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the stream gateway; env ARGOCD_PRINCIPAL_*, params keys principal.* as in argocd-agent. */
 export const gatewayOptions = defineOptions([
@@ -41,6 +42,25 @@ export const gatewayOptions = defineOptions([
     paramsKey: 'principal.tls.server.root-ca-path',
     description: 'CA bundle that agent (and proxy) client certificates must chain to.',
   },
+  {
+    flag: 'tls-secret-name',
+    type: 'string',
+    default: 'argocd-agent-principal-tls',
+    env: 'ARGOCD_PRINCIPAL_TLS_SECRET_NAME',
+    paramsKey: 'principal.tls.secret-name',
+    description:
+      'Secret (tls.crt, tls.key) with the server certificate when --tls-cert and --tls-key are not given; watched, a rotation applies to new connections.',
+  },
+  {
+    flag: 'tls-ca-secret-name',
+    type: 'string',
+    default: 'argocd-agent-ca',
+    env: 'ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME',
+    paramsKey: 'principal.tls.server.root-ca-secret-name',
+    description:
+      'Secret whose ca.crt and tls.crt (never tls.key) are the CA bundle when --root-ca-path is not given; watched.',
+  },
+  ...principalTlsProtocolOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
@@ -97,6 +117,15 @@ export const gatewayOptions = defineOptions([
     paramsKey: 'principal.jwt.key-path',
     description:
       'PEM private key that signs agent tokens for --auth=token: ECDSA P-256 (ES256) or RSA (RS512, as argocd-agent). Without it, the key is read from --jwt-secret-name.',
+  },
+  {
+    flag: 'jwt-secret-name',
+    type: 'string',
+    default: 'argocd-agent-jwt',
+    env: 'ARGOCD_PRINCIPAL_JWT_SECRET_NAME',
+    paramsKey: 'principal.jwt.secret-name',
+    description:
+      'Secret whose jwt.key signs agent tokens (--auth=token) and the tokens in cluster Secrets when --token-key-path / --registration-token-key-path are not given; watched.',
   },
   {
     flag: 'argocd-namespace',
@@ -256,15 +285,6 @@ export const gatewayOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_PRESENCE_TTL',
     paramsKey: 'principal.presence.ttl',
     description: 'Presence records expire this long after their last refresh.',
-  },
-  {
-    flag: 'keepalive-min-interval',
-    type: 'duration',
-    default: 0,
-    env: 'ARGOCD_PRINCIPAL_KEEP_ALIVE_MIN_INTERVAL',
-    paramsKey: 'principal.keep-alive.min-interval',
-    description:
-      "Agents that send HTTP/2 keepalive pings more often than this are disconnected (0: 5s). Keep it below the agents' --keep-alive-ping-interval.",
   },
   {
     flag: 'metrics-port',

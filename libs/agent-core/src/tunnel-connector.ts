@@ -31,7 +31,8 @@ export interface TunnelConnectorOptions {
   agentVersion: string;
   /** host:port of the gateway (usually a Service in front of several replicas). */
   target: string;
-  credentials: ChannelCredentials;
+  /** A function is asked on every connect, so rotated certificates apply to the next tunnel. */
+  credentials: ChannelCredentials | (() => ChannelCredentials);
   /** Per-connection metadata: a bearer token, or nothing (mTLS / mesh identity). */
   metadata?: () => Metadata | Promise<Metadata>;
   /** TLS server name override (e.g. when dialling an IP). */
@@ -143,7 +144,8 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
 
   private async session_(): Promise<SessionEnd> {
     const o = this.opts;
-    const client = new Client(o.target, o.credentials, {
+    const creds = typeof o.credentials === 'function' ? o.credentials() : o.credentials;
+    const client = new Client(o.target, creds, {
       ...(o.serverNameOverride ? { 'grpc.ssl_target_name_override': o.serverNameOverride } : {}),
       ...(o.keepAlivePingIntervalMs > 0
         ? {

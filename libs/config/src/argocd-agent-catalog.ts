@@ -239,6 +239,31 @@ export const ARGOCD_AGENT_GAPS: readonly ArgocdAgentGap[] = [
     ],
   },
   {
+    what: 'Redis ACL user',
+    kind: 'missing',
+    instead: "the agent authenticates to Argo CD's Redis as the default user, with REDIS_PASSWORD",
+    names: [a('redis-username', 'REDIS_USERNAME', undefined, [''])],
+  },
+  {
+    what: 'keepalive ping enforcement',
+    kind: 'implied',
+    instead:
+      "the gateway does not police agents' HTTP/2 keepalive pings; application heartbeats detect dead tunnels",
+    names: [
+      p(
+        'keepalive-min-interval',
+        'ARGOCD_PRINCIPAL_KEEP_ALIVE_MIN_INTERVAL',
+        'principal.keep-alive.min-interval',
+      ),
+    ],
+  },
+  {
+    what: 'gRPC compression of the event stream',
+    kind: 'missing',
+    instead: 'tunnel frames are not compressed; bodies stream as they come',
+    names: [a('enable-compression', 'ARGOCD_AGENT_ENABLE_COMPRESSION', 'agent.compression.enable', OFF)],
+  },
+  {
     what: 'OpenTelemetry trace export',
     kind: 'not-yet',
     instead: 'tracing is not supported yet',

@@ -77,7 +77,9 @@ export function findUnusedNames(
   }
   for (const [name, value] of Object.entries(input.env)) {
     if (value === undefined || value === '' || own.env.includes(name)) continue;
-    if (!FAMILIES.some((f) => name.startsWith(FAMILY_ENV_PREFIX[f]))) continue;
+    // argocd-agent's unprefixed names (REDIS_USERNAME…) are reported too when they are its features'.
+    const prefixed = FAMILIES.some((f) => name.startsWith(FAMILY_ENV_PREFIX[f]));
+    if (!prefixed && !findArgocdAgentGap(check.family, 'env', name)) continue;
     const found = classify(check, own, registry, 'env', name, value);
     if (found) out.push({ source: 'env', name, ...found, message: `env ${name} ${found.message}` });
   }

@@ -22,6 +22,19 @@ import type { RedisEndpoint } from './redis-socket.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 import { SubscriptionHub } from './subscription-hub.js';
 
+export interface RedisProxyTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca?: string | Buffer;
+  /** TLS versions and cipher suites (default: Node's). */
+  protocol?: { minVersion: tls.SecureVersion; maxVersion?: tls.SecureVersion; ciphers?: string };
+  /**
+   * Decides whether a verified client certificate may use the proxy (e.g. only callers, never
+   * an agent's certificate of the same CA): a reason to refuse, or undefined.
+   */
+  authorizeClient?: (peer: tls.PeerCertificate) => string | undefined;
+}
+
 export interface RedisProxyOptions {
   /** Opens streams to agents (AgentRouter). */
   router: AgentOpener;
@@ -30,7 +43,7 @@ export interface RedisProxyOptions {
   host: string;
   port: number;
   /** TLS for clients; with `ca`, clients must present a certificate that chains to it. */
-  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  tls?: RedisProxyTls;
   /** The principal Redis; its `password` is what the proxy uses there. */
   principal: RedisEndpoint;
   /** Required from clients when set (`AUTH <password>` or `HELLO 3 AUTH default <password>`). */
@@ -54,6 +67,8 @@ export interface RedisProxy {
   /** Upstream subscriptions this replica holds: principal channels/patterns, agent streams. */
   readonly subscriptions: { principal: number; agents: number };
   listen(): Promise<void>;
+  /** New certificate, key or CA for connections from now on (rotation without a restart). */
+  reloadTls(material: Pick<RedisProxyTls, 'cert' | 'key' | 'ca'>): void;
   /** Stops accepting; each connection closes once its owed replies are sent, the rest after `graceMs`. */
   close(graceMs?: number): Promise<void>;
 }
@@ -177,7 +192,19 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     maxBulkLength: limits.maxBulkLength * 2,
   });
   const clients = new Set<ClientConnection>();
+  const authorize = opts.tls?.authorizeClient;
   const accept = (socket: Socket) => {
+    if (authorize && opts.tls?.ca) {
+      const reason = authorize((socket as tls.TLSSocket).getPeerCertificate());
+      if (reason !== undefined) {
+        log.warn(
+          { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason },
+          'redis proxy refused a client certificate',
+        );
+        socket.destroy();
+        return;
+      }
+    }
     if (clients.size >= maxClients) {
       metrics.limitHit('max_clients');
       socket.end('-ERR max number of clients reached\r\n');
@@ -195,9 +222,8 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
   if (opts.tls) {
     server = tls.createServer(
       {
-        cert: opts.tls.cert,
-        key: opts.tls.key,
-        ...(opts.tls.ca ? { ca: opts.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+        ...secureContext(opts.tls),
+        ...(opts.tls.ca ? { requestCert: true, rejectUnauthorized: true } : {}),
       },
       accept,
     );
@@ -217,6 +243,12 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     },
     get subscriptions() {
       return { principal: principalHub.size, agents: agentSubs.size };
+    },
+    reloadTls(material) {
+      if (!opts.tls)
+        throw new RedisProxyError(RedisProxyErrorCode.NOT_LISTENING, 'the redis proxy serves plaintext');
+      (server as tls.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      log.info('redis proxy TLS material reloaded');
     },
     listen() {
       return new Promise((resolve, reject) => {
@@ -258,4 +290,16 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
 export function isLoopback(host: string): boolean {
   const h = host.toLowerCase();
   return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+function secureContext(t: RedisProxyTls): tls.SecureContextOptions {
+  const p = t.protocol;
+  return {
+    cert: t.cert,
+    key: t.key,
+    ...(t.ca ? { ca: t.ca } : {}),
+    ...(p ? { minVersion: p.minVersion } : {}),
+    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
+  };
 }

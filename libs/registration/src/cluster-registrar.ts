@@ -19,8 +19,8 @@ export interface ClusterRegistrarOptions {
   caPem?: string;
   /** Fresh credentials for an agent (called only when a Secret must be written). */
   credentialsFor: (agent: string) => Promise<ClusterCredentials>;
-  /** Digest of what credentials derive from; a change means "rotate". */
-  fingerprint: string;
+  /** Digest of what credentials derive from; a change means "rotate" (a function: asked on every check). */
+  fingerprint: string | (() => string);
   /**
    * For credentials that expire (`credentialsFor` returns `expiresAt`): a Secret whose
    * credentials have less than this left, or that carries no expiry at all (written before
@@ -83,6 +83,11 @@ export class ClusterRegistrar {
     return this.ensure(agent);
   }
 
+  private fingerprint(): string {
+    const f = this.opts.fingerprint;
+    return typeof f === 'function' ? f() : f;
+  }
+
   private now(): number {
     return (this.opts.now?.() ?? new Date()).getTime();
   }
@@ -106,7 +111,7 @@ export class ClusterRegistrar {
     }
     if (
       existing &&
-      existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint &&
+      existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.fingerprint() &&
       !this.expiring(existing)
     ) {
       this.note(agent, existing);
@@ -118,7 +123,7 @@ export class ClusterRegistrar {
       server: this.opts.serverFor(agent),
       credentials: await this.opts.credentialsFor(agent),
       ...(this.opts.caPem ? { caPem: this.opts.caPem } : {}),
-      fingerprint: this.opts.fingerprint,
+      fingerprint: this.fingerprint(),
     }) as V1Secret;
     try {
       if (!existing) {

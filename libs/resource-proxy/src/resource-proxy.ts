@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { SecureVersion } from 'node:tls';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
@@ -14,14 +15,25 @@ export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
 }
 
+export interface ResourceProxyTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca?: string | Buffer;
+  /** TLS versions and cipher suites (default: TLS 1.2 and up, Node's suites). */
+  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
+}
+
 export interface ResourceProxyOptions {
   router: StreamOpener;
   logger: Logger;
   registry: Registry;
   host: string;
   port: number;
-  /** TLS for callers; client certificates are requested and verified against `ca`. */
-  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  /**
+   * TLS for callers; client certificates are requested and verified against `ca` (without
+   * one, no certificate is trusted: callers use tokens).
+   */
+  tls?: ResourceProxyTls;
   auth: CallerAuthOptions;
   /** Non-streaming requests fail with 504 when no response head arrives in time. */
   requestTimeoutMs: number;
@@ -58,6 +70,8 @@ const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/
 
 export interface ResourceProxy {
   readonly port: number;
+  /** New certificate, key or CA for connections from now on (rotation without a restart). */
+  reloadTls(material: Pick<ResourceProxyTls, 'cert' | 'key' | 'ca'>): void;
   listen(): Promise<void>;
   /** Stops accepting; in-flight requests (watches too) get `graceMs`, then are cut. */
   close(graceMs?: number): Promise<void>;
@@ -247,9 +261,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const server = opts.tls
     ? https.createServer(
         {
-          cert: opts.tls.cert,
-          key: opts.tls.key,
-          ...(opts.tls.ca ? { ca: opts.tls.ca } : {}),
+          ...secureContext(opts.tls),
           requestCert: true,
           rejectUnauthorized: false,
         },
@@ -275,6 +287,11 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     get port() {
       return (server.address() as AddressInfo | null)?.port ?? 0;
     },
+    reloadTls(material) {
+      if (!opts.tls) throw new Error('the resource proxy serves plaintext: no TLS to reload');
+      (server as https.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      log.info('resource proxy TLS material reloaded');
+    },
     listen() {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -298,5 +315,18 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         }, graceMs).unref();
       });
     },
+  };
+}
+
+/** Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens. */
+function secureContext(t: ResourceProxyTls) {
+  const p = t.protocol;
+  return {
+    cert: t.cert,
+    key: t.key,
+    ca: t.ca ?? [],
+    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
+    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
   };
 }

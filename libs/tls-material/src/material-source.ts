@@ -238,6 +238,8 @@ export function keyPairSpec(
   };
 }
 
+const CA_KEYS: readonly string[] = ['ca.crt', 'tls.crt'];
+
 /**
  * A CA bundle: a file, or the certificate keys of a Secret (argocd-agent reads `tls.crt` and
  * `ca.crt` of `argocd-agent-ca`); a CA Secret's `tls.key` is never read.
@@ -246,7 +248,8 @@ export function caBundleSpec(
   what: string,
   opts: {
     file: string | undefined;
-    secret?: { store: SecretStore; name: string; option: string; keys: readonly string[] } | undefined;
+    /** `keys` default to ca.crt and tls.crt. */
+    secret?: { store: SecretStore; name: string; option: string; keys?: readonly string[] } | undefined;
     required: boolean;
     fileOptions: string;
   },
@@ -270,7 +273,7 @@ export function caBundleSpec(
             name: opts.secret.name,
             option: opts.secret.option,
             parse: (d: Readonly<Record<string, Buffer>>, where: string) => {
-              const keys = opts.secret!.keys;
+              const keys = opts.secret!.keys ?? CA_KEYS;
               const parts = keys
                 .filter((k) => d[k] && d[k].length > 0)
                 .map((k) => ({ pem: d[k]!, where: `${where} key ${k}` }));
