@@ -51,6 +51,7 @@ const OVERLAYS: Record<string, Overlay> = {
   'linkerd/agent': { side: 'agent', mesh: 'linkerd' },
   'examples/principal-external-nats': { side: 'principal', mesh: 'none', externalNats: true },
   'examples/principal-servicemonitor': { side: 'principal', mesh: 'none' },
+  'examples/principal-monitoring': { side: 'principal', mesh: 'none' },
   'examples/agent-enhanced-rbac': { side: 'agent', mesh: 'none' },
   'test/fixtures/argocd': { side: 'argocd', mesh: 'none' },
   'test/fixtures/argocd-redis-tls': { side: 'argocd', mesh: 'none' },

@@ -17,6 +17,7 @@ import {
   openAgentMaterial,
   parseCreds as parseCredsSpec,
 } from './agent-material.js';
+import { argocdAgentAgentMetrics } from './argocd-agent-metrics.js';
 import type { agentOptions } from './options.js';
 
 export type AgentConfig = InferConfig<typeof agentOptions>;
@@ -118,8 +119,12 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
       ...(c.redisTls ? { tls: redisTls } : {}),
     },
     logger,
+    onCommand: (name, failed) => compat.redisCommand(name, failed),
   });
   let material: AgentMaterial | undefined;
+  // The agent exists only below; the gauge asks it when Prometheus scrapes.
+  let isConnected = () => false;
+  const compat = argocdAgentAgentMetrics(registry, () => isConnected());
   const agent = new Agent({
     agentName: c.agentName ?? '',
     agentVersion: AGENT_VERSION,
@@ -146,7 +151,11 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     allowImpersonation: c.resourceProxyAllowImpersonation,
     logger,
     handlers: { redis: (s) => redis.handle(s) },
+    onKubeRequest: (refused) => compat.kubeRequest(refused),
   });
+  isConnected = () => agent.ready;
+  agent.connector.on('connected', () => compat.connected());
+  agent.connector.on('rejected', () => compat.rejected());
   const ops = createOpsServer({
     host: '0.0.0.0',
     healthzPort: c.healthzPort,

@@ -164,6 +164,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
       };
       const proxy = createResourceProxy({
         router,
+        isKnownAgent: (agent) => router.lookup(agent) !== undefined,
         logger,
         registry,
         host: c.listenHost,

@@ -119,6 +119,10 @@ export function validateGatewayConfig(
   }
   if (c.allowLegacyAgentCerts && auth && auth.kind !== 'mtls')
     problems.push('--allow-legacy-agent-certs applies to --auth=mtls only');
+  if (c.adoptArgocdAgentClusters && !registrationUrl(c))
+    problems.push(
+      '--adopt-argocd-agent-clusters rewrites cluster Secrets as agents connect: it needs cluster registration (--resource-proxy-url, or --enable-self-cluster-registration)',
+    );
   if (internal?.kind === 'token') problems.push('--internal-auth does not support token');
   if (internal?.kind === 'header' && !c.insecurePlaintext) {
     problems.push('--internal-auth=header:… is only safe with --insecure-plaintext behind a mesh sidecar');
@@ -410,6 +414,7 @@ async function createRegistrar(
     refreshBeforeMs: (ttlSeconds * 1000) / 3,
     fingerprint: () => fingerprint(tokens.keyId, caPem, base),
     logger: logger.child({ component: 'registration' }),
+    adoptArgocdAgentSecrets: c.adoptArgocdAgentClusters,
   });
   key.onChange((pem) => {
     TokenAuthority.fromPem(pem, { audience: CALLER_TOKEN_AUDIENCE }).then(

@@ -164,6 +164,14 @@ export const gatewayOptions = defineOptions([
       "host:port of the resource proxy for --enable-self-cluster-registration (argocd-agent's form of --resource-proxy-url).",
   },
   {
+    flag: 'adopt-argocd-agent-clusters',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS',
+    paramsKey: 'principal.argocd-agent.adopt-clusters',
+    description:
+      "Take over the cluster Secrets argocd-agent wrote (label argocd-agent.argoproj-labs.io/agent-name) as each agent connects: name and server stay, the credentials become a caller token; argocd-agent's client certificate is removed. Needs cluster registration.",
+  },
+  {
     flag: 'registration-token-key-path',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH',

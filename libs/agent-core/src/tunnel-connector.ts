@@ -53,6 +53,8 @@ type SessionEnd = { connected: boolean; goaway: boolean; reason: string; fatal?:
 export interface ConnectorEvents {
   connected: [Welcome];
   disconnected: [string];
+  /** The gateway refused the agent's credentials (UNAUTHENTICATED or PERMISSION_DENIED). */
+  rejected: [string];
 }
 
 /**
@@ -286,7 +288,10 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       });
       call.on('error', (err: ServiceError) => {
         const fatal = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
-        if (fatal) o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
+        if (fatal) {
+          o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
+          this.emit('rejected', err.details);
+        }
         if (err.code === status.FAILED_PRECONDITION)
           o.logger.error({ details: err.details }, 'protocol mismatch');
         teardown(`${status[err.code] ?? err.code}: ${err.details}`);

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentOpener } from './agent-call.js';
 import { AgentSubscriptions } from './agent-subscriptions.js';
+import { argocdAgentRedisProxyMetrics } from './argocd-agent-metrics.js';
 import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
 import { CommandPolicy } from './command-policy.js';
@@ -132,7 +133,13 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       routed[route]++;
     },
   });
+  // Only agents presence knows get a series of their own: keys can name any agent.
+  const compat = argocdAgentRedisProxyMetrics(
+    opts.registry,
+    (agent) => opts.router.lookup(agent) !== undefined,
+  );
   const metrics: ConnectionMetrics = {
+    agentCommand: (agent, command, failed) => compat.command(agent, command, failed),
     routed: {
       local: counter('local'),
       principal: counter('principal'),
@@ -166,6 +173,8 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     logger: log.child({ component: 'agent-pubsub' }),
     onMessage: (m) => agentHub.dispatch(m),
     maxMessageBytes: limits.maxBulkLength,
+    onStream: (agent, command, failed) => compat.command(agent, command, failed),
+    onStreamLost: (agent, command) => compat.failed(agent, command),
   });
   agentHub = new SubscriptionHub(agentSubs);
 

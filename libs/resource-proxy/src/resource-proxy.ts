@@ -8,6 +8,7 @@ import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { argocdAgentResourceProxyMetrics } from './argocd-agent-metrics.js';
 import { fromTunnelError, type ProxyFailure, statusBody } from './errors.js';
 import { type CallerAuthOptions, type ResolvedTarget, resolveTarget } from './request-target.js';
 
@@ -40,6 +41,11 @@ export interface ResourceProxyOptions {
   maxRequestBodyBytes: number;
   /** Callers allowed to send Impersonate-* headers through (empty: stripped for all). */
   impersonators?: readonly string[];
+  /**
+   * Agents known to presence: only they get their own `agent_name` series in argocd-agent's
+   * metrics (others share `_unknown`, so made-up names cannot grow them). Default: all.
+   */
+  isKnownAgent?: (agent: string) => boolean;
 }
 
 /**
@@ -101,6 +107,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     labelNames: ['method'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
   });
+  const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
   const strip = new Set(STRIP);
@@ -143,12 +150,14 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         res.destroy();
       }
       audit(code, { error: f.detail ?? f.name });
+      if (target) compat.failed(target.agent, f.name);
       req.resume();
     };
 
     const resolved = await resolveTarget(req, opts.auth);
     if (!resolved.ok) return fail(resolved.failure);
     target = resolved.target;
+    compat.request(target.agent);
     if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade)
       return fail({ name: 'UNSUPPORTED' });
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -245,6 +254,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         // Mid-body failure: the status line is gone, so the only honest signal is a cut.
         res.destroy();
         audit(head.status, { error: stream.errored.message });
+        // A caller that went away cancelled the stream itself: not the agent's failure.
+        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
+        if (!cancelled) compat.failed(target!.agent, 'MID_BODY');
       }
     });
   };
