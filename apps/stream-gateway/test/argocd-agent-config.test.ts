@@ -244,3 +244,81 @@ describe('reading the key from argocd-agent-jwt (RSA)', () => {
     }
   }, 30_000);
 });
+
+describe("adopting argocd-agent's cluster Secrets as agents connect", () => {
+  it("rewrites an agent's Secret in place (server kept, caller token instead of the certificate) and registers a new one", async () => {
+    const dir = makeTempDir('argocd-agent-adopt-');
+    const installed = await argocdAgentSecrets(pki, { ctl: ['agent-c'] });
+    const existing = installed.manifests.find((m) => m.metadata.name === 'cluster-agent-c')!;
+    await core.createNamespacedSecret({ namespace: 'argocd', body: existing as never });
+    const jwt = installed.manifests.find((m) => m.metadata.name === 'argocd-agent-jwt')!;
+    await core.replaceNamespacedSecret({ name: 'argocd-agent-jwt', namespace: 'argocd', body: jwt as never });
+    const port = await freePort();
+    const data: Record<string, string> = {
+      ...ARGOCD_AGENT_PRINCIPAL_PARAMS,
+      'principal.listen.port': String(port),
+      'principal.metrics.port': '0',
+      'principal.healthz.port': '0',
+      'principal.auth': 'mtls:subject:CN=([^,]+)',
+    };
+    const g = spawnAppProcess('stream-gateway', [], {
+      ...envFromParams(ARGOCD_AGENT_PRINCIPAL_ENV, data),
+      ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION: 'true',
+      ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS: 'argocd-agent-resource-proxy:9090',
+      ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS: 'true',
+      ARGOCD_PRINCIPAL_NATS_URL: nats.url,
+      ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT: String(await freePort()),
+      ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS: '127.0.0.1',
+      ARGOCD_PRINCIPAL_KUBECONFIG: await kube.writeKubeconfig(path.join(dir, 'kubeconfig')),
+    });
+    const started: Agent[] = [];
+    try {
+      await g.waitForLine((l) => l.msg === 'stream gateway started');
+      for (const name of ['agent-c', 'agent-d']) {
+        const cert = await pki.agentCert(name);
+        const a = new Agent({
+          agentName: name,
+          agentVersion: 'test',
+          target: `127.0.0.1:${port}`,
+          serverNameOverride: 'localhost',
+          credentials: credentials.createSsl(
+            Buffer.from(pki.ca.certPem),
+            Buffer.from(cert.keyPem),
+            Buffer.from(cert.certPem),
+          ),
+          heartbeatIntervalMs: 1_000,
+          keepAlivePingIntervalMs: 0,
+          enableResourceProxy: false,
+          logger: silent,
+        });
+        a.start();
+        started.push(a);
+      }
+      await g.waitForLine(
+        (l) => l.agent === 'agent-c' && String(l.msg).startsWith("adopted argocd-agent's cluster secret"),
+      );
+      await g.waitForLine((l) => l.agent === 'agent-d' && l.msg === 'registered agent as an Argo CD cluster');
+      const decode = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString();
+      const adopted = await core.readNamespacedSecret({ name: 'cluster-agent-c', namespace: 'argocd' });
+      expect(decode(adopted.data?.server)).toBe('https://argocd-agent-resource-proxy:9090?agentName=agent-c');
+      expect(adopted.metadata?.labels).toMatchObject({
+        'argocd-agent.argoproj-labs.io/agent-name': 'agent-c',
+        'app.kubernetes.io/managed-by': 'pullplane',
+      });
+      const config = JSON.parse(decode(adopted.data?.config)) as {
+        bearerToken: string;
+        tlsClientConfig: Record<string, unknown>;
+      };
+      expect(config.tlsClientConfig.certData).toBeUndefined();
+      // Signed with argocd-agent's RSA key from argocd-agent-jwt, as our caller token for agent-c only.
+      const { TokenAuthority } = await import('@pullplane/auth');
+      const verifier = await TokenAuthority.fromPem(installed.jwtKeyPem, { audience: 'resource-proxy' });
+      expect(await verifier.verify(config.bearerToken)).toMatchObject({ agents: ['agent-c'] });
+      const created = await core.readNamespacedSecret({ name: 'cluster-agent-d', namespace: 'argocd' });
+      expect(decode(created.data?.server)).toBe('https://argocd-agent-resource-proxy:9090/clusters/agent-d');
+    } finally {
+      for (const a of started) await a.stop();
+      await g.stop();
+    }
+  }, 40_000);
+});
