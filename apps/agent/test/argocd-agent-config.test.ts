@@ -89,7 +89,10 @@ afterAll(async () => {
 function start(params: Record<string, string>, extraEnv: Record<string, string> = {}): AppProcess {
   const data = { ...ARGOCD_AGENT_AGENT_PARAMS, ...params };
   const file = path.join(dir, `params-${Math.random().toString(36).slice(2)}.yaml`);
-  writeFileSync(file, stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-agent-params' }, data }));
+  writeFileSync(
+    file,
+    stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-agent-params' }, data }),
+  );
   return spawnAppProcess('agent', [], {
     ...envFromParams(ARGOCD_AGENT_AGENT_ENV, data),
     ARGOCD_AGENT_PARAMS_FILE: file,
@@ -127,9 +130,12 @@ describe("the agent on argocd-agent's ConfigMap, env and Secrets", () => {
         const deadline = Date.now() + 15_000;
         for (;;) {
           const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
-          const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
-          if (value('argocd_agent_connections_total') >= n && value('argocd_agent_connection_status') === 1) return;
-          if (Date.now() > deadline) throw new Error(`agent never connected ${n} time(s):\n${agent.logs.join('\n')}`);
+          const value = (name: string) =>
+            Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+          if (value('argocd_agent_connections_total') >= n && value('argocd_agent_connection_status') === 1)
+            return;
+          if (Date.now() > deadline)
+            throw new Error(`agent never connected ${n} time(s):\n${agent.logs.join('\n')}`);
           await new Promise((r) => setTimeout(r, 100));
         }
       };
@@ -141,7 +147,10 @@ describe("the agent on argocd-agent's ConfigMap, env and Secrets", () => {
       const reports = agent.lines().filter((l) => typeof l.configName === 'string');
       const by = (name: string) => reports.filter((l) => l.configName === name);
       expect(by('agent.mode')).toEqual([
-        expect.objectContaining({ level: 'warn', argocdAgentFeature: expect.stringContaining('application synchronisation') }),
+        expect.objectContaining({
+          level: 'warn',
+          argocdAgentFeature: expect.stringContaining('application synchronisation'),
+        }),
       ]);
       expect(by('ARGOCD_AGENT_MODE')).toHaveLength(1);
       expect(by('agent.websocket.enable')).toEqual([expect.objectContaining({ level: 'info' })]);

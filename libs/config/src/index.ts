@@ -25,6 +25,7 @@ export {
   type ConfigFamily,
   FAMILY_ENV_PREFIX,
   FAMILY_PARAMS_PREFIX,
+  type OptionNames,
 } from './name-registry.js';
 export type {
   BooleanOption,

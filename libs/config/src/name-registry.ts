@@ -18,12 +18,22 @@ export const FAMILY_PARAMS_PREFIX: Readonly<Record<ConfigFamily, string>> = {
   agent: 'agent.',
 };
 
+/** One option's names: its flag (and aliases), env vars and params keys, primary first. */
+export interface OptionNames {
+  readonly flag: string;
+  readonly aliases: readonly string[];
+  readonly env: readonly string[];
+  readonly params: readonly string[];
+}
+
 /** The names one app reads. */
 export interface AppNames {
   readonly family: ConfigFamily;
   readonly flags: readonly string[];
   readonly env: readonly string[];
   readonly params: readonly string[];
+  /** The same names by option, so one can be translated into another (env var → params key). */
+  readonly options: readonly OptionNames[];
 }
 
 /** Every app's names, keyed by app; `app-names.generated.ts` holds this project's. */
@@ -40,6 +50,12 @@ export function appNamesOf(
     flags: options.flatMap((o) => [o.flag, ...namesOf(o.aliases)]).sort(),
     env: [...new Set([...options.flatMap((o) => namesOf(o.env)), ...namesOf(paramsFileEnv)])].sort(),
     params: [...new Set(options.flatMap((o) => namesOf(o.paramsKey)))].sort(),
+    options: options.map((o) => ({
+      flag: o.flag,
+      aliases: [...namesOf(o.aliases)],
+      env: [...namesOf(o.env)],
+      params: [...namesOf(o.paramsKey)],
+    })),
   };
 }
 

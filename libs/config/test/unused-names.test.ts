@@ -53,18 +53,21 @@ const registry: AppNameRegistry = {
     flags: ['listen-port', 'token-key-path', 'jwt-key'],
     env: ['ARGOCD_PRINCIPAL_LISTEN_PORT', 'ARGOCD_PRINCIPAL_JWT_KEY_PATH'],
     params: ['principal.listen.port', 'principal.jwt.key-path'],
+    options: [],
   },
   'resource-proxy': {
     family: 'principal',
     flags: ['resource-proxy-cert-path'],
     env: ['ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CERT_PATH'],
     params: ['principal.resource-proxy.tls.cert-path'],
+    options: [],
   },
   agent: {
     family: 'agent',
     flags: ['server-address'],
     env: ['ARGOCD_AGENT_REMOTE_SERVER'],
     params: ['agent.server.address'],
+    options: [],
   },
 };
 const check = { app: 'stream-gateway', family: 'principal' as const, registry };

@@ -113,6 +113,337 @@ export const APP_NAMES: AppNameRegistry = {
       "agent.tls.root-ca-path",
       "agent.tls.root-ca-secret-name",
       "agent.tls.secret-name"
+    ],
+    "options": [
+      {
+        "flag": "agent-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_NAME"
+        ],
+        "params": [
+          "agent.name"
+        ]
+      },
+      {
+        "flag": "server-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_REMOTE_SERVER"
+        ],
+        "params": [
+          "agent.server.address",
+          "agent.principal.address"
+        ]
+      },
+      {
+        "flag": "server-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_REMOTE_PORT"
+        ],
+        "params": [
+          "agent.server.port"
+        ]
+      },
+      {
+        "flag": "creds",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_CREDS"
+        ],
+        "params": [
+          "agent.creds"
+        ]
+      },
+      {
+        "flag": "tls-client-cert",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_CLIENT_CERT_PATH"
+        ],
+        "params": [
+          "agent.tls.client.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-client-key",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_CLIENT_KEY_PATH"
+        ],
+        "params": [
+          "agent.tls.client.key-path"
+        ]
+      },
+      {
+        "flag": "tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "agent.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "root-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_ROOT_CA_SECRET_NAME"
+        ],
+        "params": [
+          "agent.tls.root-ca-secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "agent.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "agent.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "agent.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "root-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_ROOT_CA_PATH"
+        ],
+        "params": [
+          "agent.tls.root-ca-path"
+        ]
+      },
+      {
+        "flag": "insecure-tls",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_INSECURE",
+          "ARGOCD_AGENT_TLS_CLIENT_INSECURE"
+        ],
+        "params": [
+          "agent.tls.client.insecure"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_TLS_INSECURE_PLAINTEXT",
+          "ARGOCD_AGENT_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "agent.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "heartbeat-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_HEARTBEAT_INTERVAL"
+        ],
+        "params": [
+          "agent.heartbeat.interval"
+        ]
+      },
+      {
+        "flag": "keep-alive-ping-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_KEEP_ALIVE_PING_INTERVAL"
+        ],
+        "params": [
+          "agent.keep-alive.interval"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_KUBECONFIG"
+        ],
+        "params": [
+          "agent.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_KUBECONTEXT"
+        ],
+        "params": [
+          "agent.kubecontext"
+        ]
+      },
+      {
+        "flag": "enable-resource-proxy",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY"
+        ],
+        "params": [
+          "agent.resource-proxy.enable"
+        ]
+      },
+      {
+        "flag": "resource-proxy-filter",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_RESOURCE_PROXY_FILTER"
+        ],
+        "params": [
+          "agent.resource-proxy.filter"
+        ]
+      },
+      {
+        "flag": "resource-proxy-allow-impersonation",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_RESOURCE_PROXY_ALLOW_IMPERSONATION"
+        ],
+        "params": [
+          "agent.resource-proxy.allow-impersonation"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_NAMESPACE"
+        ],
+        "params": [
+          "agent.namespace"
+        ]
+      },
+      {
+        "flag": "redis-addr",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_REDIS_ADDRESS",
+          "REDIS_ADDR"
+        ],
+        "params": [
+          "agent.redis.address"
+        ]
+      },
+      {
+        "flag": "redis-password",
+        "aliases": [],
+        "env": [
+          "REDIS_PASSWORD"
+        ],
+        "params": [
+          "agent.redis.password"
+        ]
+      },
+      {
+        "flag": "redis-creds-dir-path",
+        "aliases": [],
+        "env": [
+          "REDIS_CREDS_DIR_PATH"
+        ],
+        "params": [
+          "agent.redis.creds-dir-path"
+        ]
+      },
+      {
+        "flag": "redis-tls",
+        "aliases": [
+          "redis-tls-enabled"
+        ],
+        "env": [
+          "ARGOCD_AGENT_REDIS_TLS_ENABLED"
+        ],
+        "params": [
+          "agent.redis.tls.enabled"
+        ]
+      },
+      {
+        "flag": "redis-ca-path",
+        "aliases": [
+          "redis-tls-ca-path"
+        ],
+        "env": [
+          "ARGOCD_AGENT_REDIS_TLS_CA_PATH"
+        ],
+        "params": [
+          "agent.redis.tls.ca-path"
+        ]
+      },
+      {
+        "flag": "redis-tls-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_REDIS_TLS_CA_SECRET_NAME"
+        ],
+        "params": [
+          "agent.redis.tls.ca-secret-name"
+        ]
+      },
+      {
+        "flag": "redis-tls-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_REDIS_TLS_INSECURE"
+        ],
+        "params": [
+          "agent.redis.tls.insecure"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_METRICS_PORT"
+        ],
+        "params": [
+          "agent.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_HEALTHZ_PORT",
+          "ARGOCD_AGENT_HEALTH_CHECK_PORT"
+        ],
+        "params": [
+          "agent.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_LOG_LEVEL"
+        ],
+        "params": [
+          "agent.log.level"
+        ]
+      }
     ]
   },
   "redis-proxy": {
@@ -264,6 +595,472 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.ciphersuites",
       "principal.tls.max-version",
       "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "disable-redis-proxy",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_DISABLE_REDIS_PROXY"
+        ],
+        "params": [
+          "principal.redis-proxy.disable"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.redis-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "redis-server-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_SERVER_ADDRESS"
+        ],
+        "params": [
+          "principal.redis.server.address"
+        ]
+      },
+      {
+        "flag": "redis-password",
+        "aliases": [],
+        "env": [
+          "REDIS_PASSWORD"
+        ],
+        "params": [
+          "principal.redis.password"
+        ]
+      },
+      {
+        "flag": "redis-creds-dir-path",
+        "aliases": [],
+        "env": [
+          "REDIS_CREDS_DIR_PATH"
+        ],
+        "params": [
+          "principal.redis.creds-dir-path"
+        ]
+      },
+      {
+        "flag": "redis-tls",
+        "aliases": [
+          "redis-tls-enabled"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_ENABLED"
+        ],
+        "params": [
+          "principal.redis.tls.enabled"
+        ]
+      },
+      {
+        "flag": "redis-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_CA_PATH",
+          "ARGOCD_PRINCIPAL_REDIS_CA_PATH"
+        ],
+        "params": [
+          "principal.redis.tls.ca-path",
+          "principal.redis.ca-path"
+        ]
+      },
+      {
+        "flag": "redis-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.redis.ca-secret-name"
+        ]
+      },
+      {
+        "flag": "redis-tls-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_INSECURE"
+        ],
+        "params": [
+          "principal.redis.tls.insecure"
+        ]
+      },
+      {
+        "flag": "tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "tls-client-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CLIENT_CA_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.client-ca-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-cert",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-key",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.key-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "agent-key-prefixes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_AGENT_KEY_PREFIXES"
+        ],
+        "params": [
+          "principal.redis-proxy.agent-key-prefixes"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "allow-commands",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_ALLOW_COMMANDS"
+        ],
+        "params": [
+          "principal.redis-proxy.allow-commands"
+        ]
+      },
+      {
+        "flag": "max-unauthenticated-args",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_ARGS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-unauthenticated-args"
+        ]
+      },
+      {
+        "flag": "max-unauthenticated-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-unauthenticated-bytes"
+        ]
+      },
+      {
+        "flag": "unauthenticated-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_UNAUTHENTICATED_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.unauthenticated-timeout"
+        ]
+      },
+      {
+        "flag": "max-command-args",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_ARGS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-command-args"
+        ]
+      },
+      {
+        "flag": "max-bulk-length",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BULK_LENGTH"
+        ],
+        "params": [
+          "principal.redis-proxy.max-bulk-length"
+        ]
+      },
+      {
+        "flag": "max-command-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-command-bytes"
+        ]
+      },
+      {
+        "flag": "max-client-input-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_INPUT_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-client-input-bytes"
+        ]
+      },
+      {
+        "flag": "max-client-output-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_OUTPUT_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-client-output-bytes"
+        ]
+      },
+      {
+        "flag": "max-buffered-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BUFFERED_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-buffered-bytes"
+        ]
+      },
+      {
+        "flag": "max-clients",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENTS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-clients"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
     ]
   },
   "resource-proxy": {
@@ -389,11 +1186,389 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.ciphersuites",
       "principal.tls.max-version",
       "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "enable-resource-proxy",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ENABLE_RESOURCE_PROXY"
+        ],
+        "params": [
+          "principal.resource-proxy.enable"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.resource-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "resource-proxy-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH",
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.ca.path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_SECRET_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.secret-name"
+        ]
+      },
+      {
+        "flag": "resource-proxy-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.ca.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "token-key-path",
+        "aliases": [
+          "jwt-key"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TOKEN_KEY_PATH",
+          "ARGOCD_PRINCIPAL_JWT_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.token.key-path",
+          "principal.jwt.key-path"
+        ]
+      },
+      {
+        "flag": "jwt-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_SECRET_NAME"
+        ],
+        "params": [
+          "principal.jwt.secret-name"
+        ]
+      },
+      {
+        "flag": "adopt-argocd-agent-clusters",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS"
+        ],
+        "params": [
+          "principal.argocd-agent.adopt-clusters"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.resource-proxy.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_AUTH"
+        ],
+        "params": [
+          "principal.resource-proxy.auth"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-caller-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MESH_CALLER_NAMESPACES"
+        ],
+        "params": [
+          "principal.resource-proxy.mesh.caller-namespaces"
+        ]
+      },
+      {
+        "flag": "allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.resource-proxy.allowed-callers"
+        ]
+      },
+      {
+        "flag": "impersonation-allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.resource-proxy.impersonation.allowed-callers"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.resource-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "max-request-body",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MAX_REQUEST_BODY"
+        ],
+        "params": [
+          "principal.resource-proxy.max-request-body"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.resource-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
     ]
   },
   "stream-gateway": {
     "family": "principal",
     "flags": [
+      "adopt-argocd-agent-clusters",
       "advertise-address",
       "allow-insecure-non-loopback",
       "allow-legacy-agent-certs",
@@ -440,6 +1615,7 @@ export const APP_NAMES: AppNameRegistry = {
       "token-key-path"
     ],
     "env": [
+      "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
       "ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS",
       "ARGOCD_PRINCIPAL_ALLOW_INSECURE_NON_LOOPBACK",
       "ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS",
@@ -489,6 +1665,7 @@ export const APP_NAMES: AppNameRegistry = {
     ],
     "params": [
       "principal.advertise-address",
+      "principal.argocd-agent.adopt-clusters",
       "principal.auth",
       "principal.drain-timeout",
       "principal.healthz.port",
@@ -530,6 +1707,445 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.server.root-ca-secret-name",
       "principal.tunnel.max-chunk-size",
       "principal.tunnel.stream-window"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.listen.port"
+        ]
+      },
+      {
+        "flag": "tls-cert",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_CERT_PATH"
+        ],
+        "params": [
+          "principal.tls.server.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_KEY_PATH"
+        ],
+        "params": [
+          "principal.tls.server.key-path"
+        ]
+      },
+      {
+        "flag": "root-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_PATH"
+        ],
+        "params": [
+          "principal.tls.server.root-ca-path"
+        ]
+      },
+      {
+        "flag": "tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.tls.server.root-ca-secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT",
+          "ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.tls.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AUTH"
+        ],
+        "params": [
+          "principal.auth"
+        ]
+      },
+      {
+        "flag": "allow-legacy-agent-certs",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS"
+        ],
+        "params": [
+          "principal.tls.client-cert.allow-legacy"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-agent-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_AGENT_NAMESPACES"
+        ],
+        "params": [
+          "principal.mesh.agent-namespaces"
+        ]
+      },
+      {
+        "flag": "token-key-path",
+        "aliases": [
+          "jwt-key"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_KEY_PATH"
+        ],
+        "params": [
+          "principal.jwt.key-path"
+        ]
+      },
+      {
+        "flag": "jwt-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_SECRET_NAME"
+        ],
+        "params": [
+          "principal.jwt.secret-name"
+        ]
+      },
+      {
+        "flag": "argocd-namespace",
+        "aliases": [
+          "namespace"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "resource-proxy-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL"
+        ],
+        "params": [
+          "principal.resource-proxy.url"
+        ]
+      },
+      {
+        "flag": "enable-self-cluster-registration",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION"
+        ],
+        "params": [
+          "principal.registration.enable"
+        ]
+      },
+      {
+        "flag": "resource-proxy-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS"
+        ],
+        "params": [
+          "principal.resource-proxy.address"
+        ]
+      },
+      {
+        "flag": "adopt-argocd-agent-clusters",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS"
+        ],
+        "params": [
+          "principal.argocd-agent.adopt-clusters"
+        ]
+      },
+      {
+        "flag": "registration-token-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH"
+        ],
+        "params": [
+          "principal.registration.token-key-path"
+        ]
+      },
+      {
+        "flag": "registration-token-ttl",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL"
+        ],
+        "params": [
+          "principal.registration.token-ttl"
+        ]
+      },
+      {
+        "flag": "registration-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH"
+        ],
+        "params": [
+          "principal.registration.ca-path"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "internal-listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.internal.listen.host"
+        ]
+      },
+      {
+        "flag": "internal-listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.internal.listen.port"
+        ]
+      },
+      {
+        "flag": "internal-auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_AUTH"
+        ],
+        "params": [
+          "principal.internal.auth"
+        ]
+      },
+      {
+        "flag": "internal-allowed-clients",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_ALLOWED_CLIENTS"
+        ],
+        "params": [
+          "principal.internal.allowed-clients"
+        ]
+      },
+      {
+        "flag": "internal-mesh-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES"
+        ],
+        "params": [
+          "principal.internal.mesh-namespaces"
+        ]
+      },
+      {
+        "flag": "advertise-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS",
+          "POD_IP"
+        ],
+        "params": [
+          "principal.advertise-address"
+        ]
+      },
+      {
+        "flag": "max-chunk-size",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MAX_CHUNK_SIZE"
+        ],
+        "params": [
+          "principal.tunnel.max-chunk-size"
+        ]
+      },
+      {
+        "flag": "stream-window",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_STREAM_WINDOW"
+        ],
+        "params": [
+          "principal.tunnel.stream-window"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.drain-timeout"
+        ]
+      },
+      {
+        "flag": "presence-ttl",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_PRESENCE_TTL"
+        ],
+        "params": [
+          "principal.presence.ttl"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_METRICS_PORT"
+        ],
+        "params": [
+          "principal.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_HEALTHZ_PORT",
+          "ARGOCD_PRINCIPAL_HEALTH_CHECK_PORT"
+        ],
+        "params": [
+          "principal.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
     ]
   }
 };
