@@ -255,6 +255,25 @@ describe("argocd-agent's self-registered cluster Secrets (RS512 token + shared c
   });
 });
 
+describe('?agentName= as bad input', () => {
+  it('refuses two values, a name that is not a DNS label, and survives malformed escapes in the query', async () => {
+    const creds = await clusterCreds('cluster-agent-b');
+    for (const query of ['?agentName=agent-b&agentName=agent-a', '?agentName=Agent_B', '?agentName=']) {
+      const res = await get(adopting, `${namespaces}${query}`, creds);
+      expect(res.status).toBe(400);
+      expect(res.body).toContain('must name one agent');
+    }
+    // A malformed escape in another parameter is the cluster's business, not a proxy failure.
+    const res = await get(adopting, `${namespaces}?agentName=agent-b&x=%zz`, creds);
+    expect(res.status).not.toBe(500);
+    // Encoded, the parameter name still selects (and is still removed).
+    expect((await get(adopting, `${namespaces}?agent%4Eame=agent-b`, creds)).status).toBe(200);
+    expect(
+      clusters[1]!.requests.some((r) => Object.keys(r.query).some((k) => k.toLowerCase() === 'agentname')),
+    ).toBe(false);
+  });
+});
+
 describe('agent credentials never work as a caller', () => {
   it("refuses argocd-agentctl's per-agent certificate (no credential kind), with or without the flag", async () => {
     const creds = await clusterCreds('cluster-agent-a');

@@ -322,3 +322,38 @@ describe("adopting argocd-agent's cluster Secrets as agents connect", () => {
     }
   }, 40_000);
 });
+
+describe("argocd-agent's Istio setup (env only)", () => {
+  it('reads ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT and leaves one actionable problem: how proxies authenticate', async () => {
+    const { ConfigError, loadConfig } = await import('@pullplane/config');
+    const { gatewayOptions } = await import('../src/options.js');
+    const { validateGatewayConfig } = await import('../src/app.js');
+    const data = {
+      ...ARGOCD_AGENT_PRINCIPAL_PARAMS,
+      'principal.tls.insecure-plaintext': 'true',
+      'principal.auth': 'header:x-forwarded-client-cert:^.*URI=spiffe://[^/]+/ns/[^/]+/sa/([^,;]+)',
+    };
+    const load = (extra: Record<string, string>) =>
+      loadConfig(gatewayOptions, {
+        argv: [],
+        env: { ...envFromParams(ARGOCD_AGENT_PRINCIPAL_ENV, data), ...extra },
+        validate: (c) => validateGatewayConfig(c, {}),
+      });
+    let problems: string[] = [];
+    try {
+      load({});
+    } catch (err) {
+      problems = (err as InstanceType<typeof ConfigError>).problems.map((p) => p.message);
+    }
+    expect(problems).toEqual([expect.stringContaining('--insecure-plaintext with --internal-auth=mtls')]);
+    // With the internal listener behind the mesh too (what deploy/istio sets), it starts.
+    const { config, sources } = load({
+      ARGOCD_PRINCIPAL_INTERNAL_AUTH: 'istio',
+      ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN: 'cluster.local',
+      ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES: 'argocd',
+      ARGOCD_PRINCIPAL_INTERNAL_ALLOWED_CLIENTS: 'argocd-agent-resource-proxy',
+    });
+    expect(config.insecurePlaintext).toBe(true);
+    expect(sources.insecurePlaintext).toEqual({ kind: 'env', name: 'ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT' });
+  });
+});
