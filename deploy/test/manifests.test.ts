@@ -51,8 +51,12 @@ const OVERLAYS: Record<string, Overlay> = {
   'linkerd/agent': { side: 'agent', mesh: 'linkerd' },
   'examples/principal-external-nats': { side: 'principal', mesh: 'none', externalNats: true },
   'examples/principal-servicemonitor': { side: 'principal', mesh: 'none' },
+  'examples/principal-monitoring': { side: 'principal', mesh: 'none' },
   'examples/agent-enhanced-rbac': { side: 'agent', mesh: 'none' },
   'test/fixtures/argocd': { side: 'argocd', mesh: 'none' },
+  // `pullplane migrate`'s output for an argocd-agent installation (apps/cli/test/migrate.test.ts keeps it current).
+  'test/fixtures/migrated/principal': { side: 'principal', mesh: 'none' },
+  'test/fixtures/migrated/agent': { side: 'agent', mesh: 'none' },
   'test/fixtures/argocd-redis-tls': { side: 'argocd', mesh: 'none' },
 };
 

@@ -1,13 +1,23 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { type ChannelCredentials, credentials, Metadata } from '@grpc/grpc-js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { Metadata } from '@grpc/grpc-js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import type { InferConfig } from '@pullplane/config';
 import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
+import { kubeApiConfigured, loadKubeAccess, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import {
+  type AgentMaterial,
+  agentMaterialProblems,
+  agentRedisPassword,
+  type CredsMode,
+  openAgentMaterial,
+  parseCreds as parseCredsSpec,
+} from './agent-material.js';
+import { argocdAgentAgentMetrics } from './argocd-agent-metrics.js';
 import type { agentOptions } from './options.js';
 
 export type AgentConfig = InferConfig<typeof agentOptions>;
@@ -15,28 +25,30 @@ export type AgentConfig = InferConfig<typeof agentOptions>;
 /** Package version, reported to the gateway and shown by `agent list`. */
 export const AGENT_VERSION = '0.1.0';
 
-type CredsMode = { kind: 'mtls' } | { kind: 'header' } | { kind: 'token'; file: string };
-
+/** The agent's credentials mode; throws on forms `validateAgentConfig` reports. */
 export function parseCreds(spec: string): CredsMode {
-  if (spec.startsWith('header:')) return { kind: 'header' };
-  if (spec.startsWith('token:')) return { kind: 'token', file: spec.slice('token:'.length) };
-  return { kind: 'mtls' };
+  const creds = parseCredsSpec(spec);
+  if ('problem' in creds) throw new Error(creds.problem);
+  return creds;
 }
 
-export function validateAgentConfig(c: AgentConfig): string[] {
-  const problems: string[] = [];
-  const creds = parseCreds(c.creds);
+export function validateAgentConfig(
+  c: AgentConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  const parsed = parseCredsSpec(c.creds);
+  if ('problem' in parsed) return [parsed.problem];
+  const creds = parsed;
+  const problems: string[] = [...tlsProtocolSettings(c).problems];
   const plaintext = c.insecurePlaintext || creds.kind === 'header';
-  if (creds.kind === 'mtls') {
-    if (plaintext) problems.push('--creds=mtls: cannot work with --insecure-plaintext');
-    if (!c.tlsClientCert || !c.tlsClientKey)
-      problems.push('--creds=mtls: needs --tls-client-cert and --tls-client-key');
-  }
+  if (creds.kind === 'mtls' && plaintext)
+    problems.push('--creds=mtls: cannot work with --insecure-plaintext');
   if ((c.tlsClientCert === undefined) !== (c.tlsClientKey === undefined)) {
     problems.push('--tls-client-cert and --tls-client-key go together');
   }
-  if ((c.redisCaPath || c.redisTlsInsecure) && !c.redisTls)
-    problems.push('--redis-ca-path and --redis-tls-insecure need --redis-tls');
+  // argocd-agent's params carry --redis-ca-path (a mount path) whether or not TLS is on: it
+  // is used, and must exist, only with --redis-tls.
+  problems.push(...agentMaterialProblems(c, creds, env));
   if (creds.kind === 'token') {
     try {
       readFileSync(creds.file);
@@ -63,21 +75,9 @@ export function ownName(c: AgentConfig): string | undefined {
 }
 
 /** Loads the local cluster's credentials the way client-go does: flag, in-cluster, $KUBECONFIG. */
-export function loadKubeConfig(path: string | undefined): KubeConfig | undefined {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else kc.loadFromDefault();
+export function loadKubeConfig(path: string | undefined, context?: string): KubeConfig | undefined {
+  const kc = loadKubeAccess({ kubeconfig: path, kubecontext: context });
   return kc.getCurrentCluster() ? kc : undefined;
-}
-
-function channelCredentials(c: AgentConfig): ChannelCredentials {
-  const creds = parseCreds(c.creds);
-  if (c.insecurePlaintext || creds.kind === 'header') return credentials.createInsecure();
-  const ca = c.rootCaPath ? readFileSync(c.rootCaPath) : null;
-  const key = c.tlsClientCert && c.tlsClientKey ? readFileSync(c.tlsClientKey) : null;
-  const cert = c.tlsClientCert && c.tlsClientKey ? readFileSync(c.tlsClientCert) : null;
-  return credentials.createSsl(ca, key, cert, c.insecureTls ? { rejectUnauthorized: false } : {});
 }
 
 export interface AgentAppDeps {
@@ -99,31 +99,40 @@ export interface AgentApp {
 export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
   const { logger, registry } = deps;
   const creds = parseCreds(c.creds);
-  const kubeConfig = c.enableResourceProxy ? (deps.kubeConfig ?? loadKubeConfig(c.kubeconfig)) : undefined;
+  const localKube =
+    deps.kubeConfig ??
+    (kubeApiConfigured({ kubeconfig: c.kubeconfig })
+      ? loadKubeConfig(c.kubeconfig, c.kubecontext)
+      : undefined);
+  const kubeConfig = c.enableResourceProxy ? localKube : undefined;
   if (c.enableResourceProxy && !kubeConfig)
     logger.warn('no Kubernetes API configured; resource proxy requests will be refused');
+  const password = agentRedisPassword(c, logger);
+  // Filled from the CA file or Secret at start; new Redis connections read it from here.
+  const redisTls: { ca?: Buffer; insecure?: boolean } = c.redisTlsInsecure ? { insecure: true } : {};
   const redis = new RedisExecutor({
     agentName: ownName(c),
     endpoint: {
       host: c.redisAddr.host,
       port: c.redisAddr.port,
-      ...(c.redisPassword ? { password: c.redisPassword } : {}),
-      ...(c.redisTls
-        ? {
-            tls: {
-              ...(c.redisCaPath ? { ca: readFileSync(c.redisCaPath) } : {}),
-              ...(c.redisTlsInsecure ? { insecure: true } : {}),
-            },
-          }
-        : {}),
+      ...(password ? { password } : {}),
+      ...(c.redisTls ? { tls: redisTls } : {}),
     },
     logger,
+    onCommand: (name, failed) => compat.redisCommand(name, failed),
   });
+  let material: AgentMaterial | undefined;
+  // The agent exists only below; the gauge asks it when Prometheus scrapes.
+  let isConnected = () => false;
+  const compat = argocdAgentAgentMetrics(registry, () => isConnected());
   const agent = new Agent({
     agentName: c.agentName ?? '',
     agentVersion: AGENT_VERSION,
     target: `${c.serverAddress.includes(':') ? `[${c.serverAddress}]` : c.serverAddress}:${c.serverPort}`,
-    credentials: channelCredentials(c),
+    credentials: () => {
+      if (!material) throw new Error('the agent connects only after start()');
+      return material.channelCredentials();
+    },
     ...(creds.kind === 'token'
       ? {
           metadata: async () => {
@@ -142,7 +151,11 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     allowImpersonation: c.resourceProxyAllowImpersonation,
     logger,
     handlers: { redis: (s) => redis.handle(s) },
+    onKubeRequest: (refused) => compat.kubeRequest(refused),
   });
+  isConnected = () => agent.ready;
+  agent.connector.on('connected', () => compat.connected());
+  agent.connector.on('rejected', () => compat.rejected());
   const ops = createOpsServer({
     host: '0.0.0.0',
     healthzPort: c.healthzPort,
@@ -176,6 +189,12 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     ops,
     async start() {
       await ops.listen();
+      material = await openAgentMaterial(c, creds, localKube, tlsProtocolSettings(c).settings, logger);
+      const redisCa = material.redisCa;
+      if (redisCa?.current) redisTls.ca = redisCa.current;
+      redisCa?.onChange((ca) => {
+        redisTls.ca = ca;
+      });
       agent.start();
       logger.info(
         {
@@ -189,6 +208,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     async stop() {
       ops.markShuttingDown();
       await agent.stop();
+      material?.stop();
       await redis.stop();
       await ops.close();
     },

@@ -1,17 +1,19 @@
-import { parseOrExit } from '@pullplane/config';
+import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
 import { createAgentApp, validateAgentConfig } from './app.js';
 import { agentOptions } from './options.js';
 
-const { config } = parseOrExit(agentOptions, {
+const { config, unused } = parseOrExit(agentOptions, {
   appName: 'agent',
   summary: 'Runs in a workload cluster; dials out to the gateway and serves its requests.',
   argv: process.argv.slice(2),
   env: process.env,
   paramsFileEnv: 'ARGOCD_AGENT_PARAMS_FILE',
-  validate: (c) => validateAgentConfig(c),
+  validate: (c) => validateAgentConfig(c, process.env),
+  unusedNames: { app: 'agent', family: 'agent' },
 });
 const logger = createLogger({ level: config.logLevel, name: 'agent', base: { agent: config.agentName } });
+logUnusedNames(unused, logger);
 const app = createAgentApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: 10_000, shutdown: () => app.stop() });
 app.start().catch((err: unknown) => {

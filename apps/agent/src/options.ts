@@ -1,4 +1,5 @@
 import { defineOptions } from '@pullplane/config';
+import { agentTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the agent; env ARGOCD_AGENT_*, params keys agent.* as in argocd-agent. */
 export const agentOptions = defineOptions([
@@ -31,11 +32,10 @@ export const agentOptions = defineOptions([
     flag: 'creds',
     type: 'string',
     default: 'mtls:',
-    pattern: /(mtls:.*|header:.*|token:.+)/,
     env: 'ARGOCD_AGENT_CREDS',
     paramsKey: 'agent.creds',
     description:
-      'How this agent proves its identity: mtls: (client certificate), header: (the mesh sidecar does it; plaintext), token:<file> (bearer token file, re-read on every connect).',
+      "How this agent proves its identity: mtls: (client certificate), header: (the mesh sidecar does it; plaintext), token:<file> (bearer token file, re-read on every connect). argocd-agent's userpass: is refused.",
   },
   {
     flag: 'tls-client-cert',
@@ -51,6 +51,25 @@ export const agentOptions = defineOptions([
     paramsKey: 'agent.tls.client.key-path',
     description: 'Private key (PEM) of --tls-client-cert.',
   },
+  {
+    flag: 'tls-secret-name',
+    type: 'string',
+    default: 'argocd-agent-client-tls',
+    env: 'ARGOCD_AGENT_TLS_SECRET_NAME',
+    paramsKey: 'agent.tls.secret-name',
+    description:
+      'Secret (tls.crt, tls.key) in --namespace with the client certificate for mtls: when --tls-client-cert and --tls-client-key are not given; watched, new connections use a rotated one.',
+  },
+  {
+    flag: 'root-ca-secret-name',
+    type: 'string',
+    default: 'argocd-agent-ca',
+    env: 'ARGOCD_AGENT_TLS_ROOT_CA_SECRET_NAME',
+    paramsKey: 'agent.tls.root-ca-secret-name',
+    description:
+      'Secret whose ca.crt (and tls.crt) verifies the gateway when --root-ca-path is not given; absent: system roots.',
+  },
+  ...agentTlsProtocolOptions,
   {
     flag: 'root-ca-path',
     type: 'file',
@@ -68,7 +87,7 @@ export const agentOptions = defineOptions([
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
-    env: 'ARGOCD_AGENT_TLS_INSECURE_PLAINTEXT',
+    env: ['ARGOCD_AGENT_TLS_INSECURE_PLAINTEXT', 'ARGOCD_AGENT_INSECURE_PLAINTEXT'],
     paramsKey: 'agent.tls.insecure-plaintext',
     description: 'Connect without TLS (behind a mesh sidecar that adds mTLS). Implied by --creds=header:.',
   },
@@ -96,6 +115,13 @@ export const agentOptions = defineOptions([
     env: 'ARGOCD_AGENT_KUBECONFIG',
     paramsKey: 'agent.kubeconfig',
     description: 'Kubeconfig for the local cluster (default: in-cluster service account, then $KUBECONFIG).',
+  },
+  {
+    flag: 'kubecontext',
+    type: 'string',
+    env: 'ARGOCD_AGENT_KUBECONTEXT',
+    paramsKey: 'agent.kubecontext',
+    description: 'Context of --kubeconfig to use (default: its current context).',
   },
   {
     flag: 'enable-resource-proxy',
@@ -136,7 +162,7 @@ export const agentOptions = defineOptions([
     type: 'host-port',
     defaultPort: 6379,
     default: 'argocd-redis:6379',
-    env: 'ARGOCD_AGENT_REDIS_ADDRESS',
+    env: ['ARGOCD_AGENT_REDIS_ADDRESS', 'REDIS_ADDR'],
     paramsKey: 'agent.redis.address',
     description:
       "This cluster's Argo CD Redis: the redis proxy's agent keys (live application state) are served from it.",
@@ -150,7 +176,17 @@ export const agentOptions = defineOptions([
     description: 'Password of --redis-addr.',
   },
   {
+    flag: 'redis-creds-dir-path',
+    type: 'file',
+    kind: 'directory',
+    env: 'REDIS_CREDS_DIR_PATH',
+    paramsKey: 'agent.redis.creds-dir-path',
+    description:
+      "Directory with Argo CD's file-based Redis credentials: its `auth` file is the password when --redis-password is not set.",
+  },
+  {
     flag: 'redis-tls',
+    aliases: 'redis-tls-enabled',
     type: 'boolean',
     env: 'ARGOCD_AGENT_REDIS_TLS_ENABLED',
     paramsKey: 'agent.redis.tls.enabled',
@@ -158,10 +194,22 @@ export const agentOptions = defineOptions([
   },
   {
     flag: 'redis-ca-path',
+    aliases: 'redis-tls-ca-path',
     type: 'file',
+    mustExist: false,
     env: 'ARGOCD_AGENT_REDIS_TLS_CA_PATH',
     paramsKey: 'agent.redis.tls.ca-path',
-    description: "CA that verifies the Redis server's certificate (default: system roots).",
+    description:
+      "CA that verifies the Redis server's certificate with --redis-tls (else the Secret --redis-tls-ca-secret-name, else system roots).",
+  },
+  {
+    flag: 'redis-tls-ca-secret-name',
+    type: 'string',
+    default: 'argocd-redis-tls',
+    env: 'ARGOCD_AGENT_REDIS_TLS_CA_SECRET_NAME',
+    paramsKey: 'agent.redis.tls.ca-secret-name',
+    description:
+      'Secret whose ca.crt verifies the Redis server with --redis-tls when --redis-ca-path is not given.',
   },
   {
     flag: 'redis-tls-insecure',
@@ -182,7 +230,7 @@ export const agentOptions = defineOptions([
     flag: 'healthz-port',
     type: 'port',
     default: 8002,
-    env: 'ARGOCD_AGENT_HEALTHZ_PORT',
+    env: ['ARGOCD_AGENT_HEALTHZ_PORT', 'ARGOCD_AGENT_HEALTH_CHECK_PORT'],
     paramsKey: 'agent.healthz.port',
     description: '/healthz and /readyz port.',
   },

@@ -47,8 +47,13 @@ describe('agent redis flags', () => {
       redisTls: true,
     });
     expect(load(['--redis-addr=r', `--params-file=${params}`]).redisAddr).toEqual({ host: 'r', port: 6379 });
-    expect(validateAgentConfig(load(['--redis-tls-insecure']))).toContain(
-      '--redis-ca-path and --redis-tls-insecure need --redis-tls',
+    // argocd-agent's params ship agent.redis.tls.ca-path whether or not TLS is on: the path is
+    // only used (and must only exist) with --redis-tls.
+    const off = load(['--redis-ca-path=/app/config/redis-tls/ca.crt']);
+    expect(validateAgentConfig(off).filter((p) => p.includes('redis'))).toEqual([]);
+    const on = load(['--redis-tls', '--redis-ca-path=/app/config/redis-tls/ca.crt']);
+    expect(validateAgentConfig(on)).toContain(
+      '--redis-ca-path: "/app/config/redis-tls/ca.crt" does not exist (needed by --redis-tls)',
     );
   });
 

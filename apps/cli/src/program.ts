@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterRegistrar } from '@pullplane/registration';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -15,6 +16,7 @@ import {
   tokenRevoke,
 } from './admin-commands.js';
 import { buildKubeconfig, type KubeconfigCommandOptions, UsageError } from './kubeconfig-command.js';
+import { DEFAULT_DEPLOY_DIR, migrate } from './migrate/migrate-command.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -202,6 +204,53 @@ export function buildProgram(io: Io): Command {
     const { agent: agents, ...rest } = o;
     await writeKubeconfig(io, rest, agents);
   });
+
+  program
+    .command('migrate')
+    .description(
+      "Read an argocd-agent installation (a manifest file, or a cluster) and write pullplane's Kustomize overlays for it, with a report of what needs doing and what has no equivalent.",
+    )
+    .option(
+      '--from <file>',
+      "manifests of the installation (ConfigMaps, Deployments, Secrets), e.g. kubectl get cm,deploy,secret -o yaml; repeat for the principal's and an agent's cluster",
+      (v: string, prev: string[]) => [...prev, v],
+      [],
+    )
+    .option('--kubeconfig <file>', 'read the installation from this cluster instead (default: $KUBECONFIG)')
+    .option('--context <name>', 'kubeconfig context')
+    .option(
+      '--namespace <ns>',
+      "namespace of argocd-agent (repeatable: the principal's and the agent's)",
+      collect,
+      [],
+    )
+    .option(
+      '--out <dir>',
+      'write <dir>/principal, <dir>/agent and <dir>/MIGRATION.md instead of printing them',
+    )
+    .option(
+      '--deploy-dir <path|url>',
+      "pullplane's deploy/ directory the overlays build on",
+      DEFAULT_DEPLOY_DIR,
+    )
+    .action(
+      async (o: {
+        from: string[];
+        kubeconfig?: string;
+        context?: string;
+        namespace: string[];
+        out?: string;
+        deployDir: string;
+      }) => {
+        const files = await migrate(o);
+        if (o.out) {
+          io.out(files.get('MIGRATION.md') ?? '');
+          io.out(`\nwrote ${[...files.keys()].map((f) => path.join(o.out!, f)).join(', ')}\n`);
+          return;
+        }
+        for (const [file, text] of files) io.out(`# --- ${file} ---\n${text}\n`);
+      },
+    );
   return program;
 }
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { InferConfig } from '@pullplane/config';
 import {
   createRedisProxy,
@@ -7,11 +6,23 @@ import {
   validateKeyPrefixes,
 } from '@pullplane/redis-proxy';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
+import { tlsProtocolSettings } from '@pullplane/tls-material';
 import type { redisProxyOptions } from './options.js';
+import {
+  callerCertificatesOnly,
+  listenerTlsSource,
+  openRedisProxyMaterial,
+  redisPassword,
+  redisProxyMaterialProblems,
+} from './proxy-material.js';
 
 export type RedisProxyConfig = InferConfig<typeof redisProxyOptions>;
 
-export function validateRedisProxyConfig(c: RedisProxyConfig): string[] {
+export function validateRedisProxyConfig(
+  c: RedisProxyConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  if (c.disableRedisProxy) return [];
   const problems = validateKeyPrefixes(c.agentKeyPrefixes).map((p) => `--agent-key-prefixes: ${p}`);
   problems.push(...validateAllowedCommands(c.allowCommands).map((p) => `--allow-commands: ${p}`));
   if (c.maxBulkLength > c.maxCommandBytes) problems.push('--max-bulk-length exceeds --max-command-bytes');
@@ -21,10 +32,10 @@ export function validateRedisProxyConfig(c: RedisProxyConfig): string[] {
     problems.push('--max-command-bytes exceeds --max-buffered-bytes');
   if ((c.tlsCertPath === undefined) !== (c.tlsKeyPath === undefined))
     problems.push('--tls-cert-path and --tls-key-path go together');
-  if (c.tlsClientCaPath && !c.tlsCertPath)
-    problems.push('--tls-client-ca-path needs --tls-cert-path and --tls-key-path');
-  if ((c.redisCaPath || c.redisTlsInsecure) && !c.redisTls)
-    problems.push('--redis-ca-path and --redis-tls-insecure need --redis-tls');
+  // argocd-agent's params carry --redis-ca-path (a mount path) whether or not TLS is on; it
+  // is read, and must exist, only with --redis-tls.
+  problems.push(...redisProxyMaterialProblems(c, env));
+  if (listenerTlsSource(c)) problems.push(...tlsProtocolSettings(c).problems);
   if (!c.gatewayPlaintext && (!c.gatewayCertPath || !c.gatewayKeyPath)) {
     problems.push(
       'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
@@ -35,45 +46,56 @@ export function validateRedisProxyConfig(c: RedisProxyConfig): string[] {
 
 export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
 
-export type RedisProxyApp = ProxyReplica<RedisProxy>;
+export type RedisProxyApp = ProxyReplica<RedisProxy> & {
+  /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
+  reloadTls(): Promise<void>;
+};
 
 /** Builds the redis proxy service, unstarted. */
 export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps): RedisProxyApp {
   const { logger, registry } = deps;
-  return createProxyReplica(
+  const protocol = tlsProtocolSettings(c).settings;
+  const password = redisPassword(c);
+  let reload: (() => Promise<void>) | undefined;
+  const replica = createProxyReplica(
     c,
     { ...deps, name: 'redis-proxy' },
-    async (router) => {
-      const redisTls = c.redisTls
-        ? {
-            tls: {
-              ...(c.redisCaPath ? { ca: readFileSync(c.redisCaPath) } : {}),
-              ...(c.redisTlsInsecure ? { insecure: true } : {}),
-            },
-          }
-        : {};
+    async (router, bus) => {
+      const material = await openRedisProxyMaterial(c, logger);
+      // New connections to the principal Redis read the CA from here: a rotation applies to them.
+      const principalTls: { ca?: Buffer; insecure?: boolean } = {
+        ...(material.redisCa?.current ? { ca: material.redisCa.current } : {}),
+        ...(c.redisTlsInsecure ? { insecure: true } : {}),
+      };
+      material.redisCa?.onChange((ca) => {
+        principalTls.ca = ca;
+      });
+      const redisTls = c.redisTls ? { tls: principalTls } : {};
+      const listener = material.listener?.current;
       const proxy = createRedisProxy({
         router,
         logger,
         registry,
         host: c.listenHost,
         port: c.listenPort,
-        ...(c.tlsCertPath && c.tlsKeyPath
+        ...(listener
           ? {
               tls: {
-                cert: readFileSync(c.tlsCertPath),
-                key: readFileSync(c.tlsKeyPath),
-                ...(c.tlsClientCaPath ? { ca: readFileSync(c.tlsClientCaPath) } : {}),
+                cert: listener.cert,
+                key: listener.key,
+                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+                ...(protocol ? { protocol } : {}),
+                authorizeClient: callerCertificatesOnly,
               },
             }
           : {}),
         principal: {
           host: c.redisServerAddress.host,
           port: c.redisServerAddress.port,
-          ...(c.redisPassword ? { password: c.redisPassword } : {}),
+          ...(password ? { password } : {}),
           ...redisTls,
         },
-        ...(c.redisPassword ? { password: c.redisPassword } : {}),
+        ...(password ? { password } : {}),
         agentKeyPrefixes: c.agentKeyPrefixes,
         requestTimeoutMs: c.requestTimeout,
         limits: {
@@ -90,14 +112,41 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         maxClients: c.maxClients,
         allowCommands: c.allowCommands,
       });
-      return proxy;
+      const applyTls = () => {
+        const pair = material.listener?.current;
+        if (!pair) return;
+        proxy.reloadTls({
+          cert: pair.cert,
+          key: pair.key,
+          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+        });
+      };
+      material.listener?.onChange(applyTls);
+      material.clientCa?.onChange(applyTls);
+      reload = async () => {
+        await material.reload();
+        applyTls();
+      };
+      const stopControl = bus.control.subscribe((ev) => {
+        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'redis-proxy')) void reload?.();
+      });
+      const close = proxy.close.bind(proxy);
+      return Object.assign(proxy, {
+        async close(graceMs?: number) {
+          stopControl();
+          material.stop();
+          await close(graceMs);
+        },
+      });
     },
     () => ({
       principal: `${c.redisServerAddress.host}:${c.redisServerAddress.port}`,
       prefixes: c.agentKeyPrefixes,
-      auth: c.redisPassword ? 'password' : 'none',
-      tls: c.tlsCertPath !== undefined,
+      auth: password ? 'password' : 'none',
+      tls: listenerTlsSource(c) ?? false,
+      principalTls: c.redisTls,
       allowCommands: c.allowCommands,
     }),
   );
+  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
 }

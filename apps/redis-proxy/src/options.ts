@@ -1,9 +1,17 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the redis proxy; env ARGOCD_PRINCIPAL_*, params keys principal.redis-proxy.* (and argocd-agent's own names where it has them). */
 export const redisProxyOptions = defineOptions([
   ...natsOptions,
+  {
+    flag: 'disable-redis-proxy',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_DISABLE_REDIS_PROXY',
+    paramsKey: 'principal.redis-proxy.disable',
+    description: "Do not run the redis proxy: the service says so and exits 0 (argocd-agent's switch).",
+  },
   {
     flag: 'listen-host',
     type: 'string',
@@ -39,18 +47,40 @@ export const redisProxyOptions = defineOptions([
       'Password of the principal Redis; when set, clients must present it too (AUTH, or HELLO … AUTH default <password>).',
   },
   {
+    flag: 'redis-creds-dir-path',
+    type: 'file',
+    kind: 'directory',
+    env: 'REDIS_CREDS_DIR_PATH',
+    paramsKey: 'principal.redis.creds-dir-path',
+    description:
+      "Directory with Argo CD's file-based Redis credentials: its `auth` file is the password (when --redis-password is not set).",
+  },
+  {
     flag: 'redis-tls',
+    aliases: 'redis-tls-enabled',
     type: 'boolean',
     env: 'ARGOCD_PRINCIPAL_REDIS_TLS_ENABLED',
     paramsKey: 'principal.redis.tls.enabled',
-    description: 'Connect to the principal Redis over TLS.',
+    description:
+      "TLS both ways, as argocd-agent: towards the principal Redis, and on this proxy's own listener (with --tls-cert-path, else --redis-proxy-server-tls-cert, else the Secret --redis-proxy-server-tls-secret-name).",
   },
   {
     flag: 'redis-ca-path',
     type: 'file',
-    env: 'ARGOCD_PRINCIPAL_REDIS_TLS_CA_PATH',
-    paramsKey: 'principal.redis.tls.ca-path',
-    description: "CA that verifies the principal Redis' certificate (default: system roots).",
+    mustExist: false,
+    env: ['ARGOCD_PRINCIPAL_REDIS_TLS_CA_PATH', 'ARGOCD_PRINCIPAL_REDIS_CA_PATH'],
+    paramsKey: ['principal.redis.tls.ca-path', 'principal.redis.ca-path'],
+    description:
+      "CA that verifies the principal Redis' certificate with --redis-tls (else the Secret --redis-ca-secret-name, else system roots).",
+  },
+  {
+    flag: 'redis-ca-secret-name',
+    type: 'string',
+    default: 'argocd-redis-tls',
+    env: 'ARGOCD_PRINCIPAL_REDIS_CA_SECRET_NAME',
+    paramsKey: 'principal.redis.ca-secret-name',
+    description:
+      'Secret whose ca.crt verifies the principal Redis with --redis-tls when --redis-ca-path is not given; watched.',
   },
   {
     flag: 'redis-tls-insecure',
@@ -78,7 +108,57 @@ export const redisProxyOptions = defineOptions([
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CLIENT_CA_PATH',
     paramsKey: 'principal.redis-proxy.tls.client-ca-path',
-    description: 'When set, clients must present a certificate signed by this CA.',
+    description:
+      'When set, clients must present a caller certificate (URI SAN spiffe://pullplane/caller/<name>) signed by this CA; agent and proxy certificates are refused.',
+  },
+  {
+    flag: 'redis-proxy-server-tls-cert',
+    type: 'file',
+    mustExist: false,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_CERT_PATH',
+    paramsKey: 'principal.redis.proxy.server.tls.cert-path',
+    description:
+      "argocd-agent's listener certificate: used with --redis-tls when --tls-cert-path is not given.",
+  },
+  {
+    flag: 'redis-proxy-server-tls-key',
+    type: 'file',
+    mustExist: false,
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_KEY_PATH',
+    paramsKey: 'principal.redis.proxy.server.tls.key-path',
+    description: 'Private key of --redis-proxy-server-tls-cert.',
+  },
+  {
+    flag: 'redis-proxy-server-tls-secret-name',
+    type: 'string',
+    default: 'argocd-redis-proxy-tls',
+    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_SECRET_NAME',
+    paramsKey: 'principal.redis.proxy.server.tls.secret-name',
+    description:
+      'Secret (tls.crt, tls.key) with the listener certificate for --redis-tls when no certificate file is given; watched.',
+  },
+  ...principalTlsProtocolOptions,
+  {
+    flag: 'namespace',
+    type: 'string',
+    default: 'argocd',
+    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
+    paramsKey: 'principal.namespace',
+    description: 'Namespace of the Secrets named by the *-secret-name flags.',
+  },
+  {
+    flag: 'kubeconfig',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
+    paramsKey: 'principal.kubeconfig',
+    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
+  },
+  {
+    flag: 'kubecontext',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
+    paramsKey: 'principal.kubecontext',
+    description: 'Context of --kubeconfig to use (default: its current context).',
   },
   {
     flag: 'agent-key-prefixes',

@@ -1,18 +1,17 @@
-import { readFileSync } from 'node:fs';
 import {
   type AuthMethod,
   AuthMethodError,
-  CALLER_TOKEN_AUDIENCE,
   type HeaderAuthMethod,
   InMemoryDenyList,
   parseAuthMethod,
-  TokenAuthority,
 } from '@pullplane/auth';
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
+import { kubeApiConfigured, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { resourceProxyOptions } from './options.js';
+import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
 
 export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
 
@@ -27,9 +26,12 @@ export function callerAuthMethod(c: ResourceProxyConfig): AuthMethod {
   return parseAuthMethod(c.auth, { mesh });
 }
 
-export function validateResourceProxyConfig(c: ResourceProxyConfig): string[] {
+export function validateResourceProxyConfig(
+  c: ResourceProxyConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
   if (!c.enableResourceProxy) return [];
-  const problems: string[] = [];
+  const problems: string[] = [...tlsProtocolSettings(c).problems, ...proxyMaterialProblems(c, env)];
   let kind: string | undefined;
   try {
     kind = callerAuthMethod(c).kind;
@@ -55,16 +57,16 @@ export function validateResourceProxyConfig(c: ResourceProxyConfig): string[] {
     if (c.allowedCallers.length === 0)
       problems.push('--allowed-callers must name who may use the proxy in mesh mode');
   } else {
-    if (!c.resourceProxyCertPath || !c.resourceProxyKeyPath) {
-      problems.push(
-        'TLS needs --resource-proxy-cert-path and --resource-proxy-key-path (or --insecure-plaintext behind a mesh)',
-      );
-    }
     if (kind === 'header')
       problems.push('a mesh identity header is only trusted with --insecure-plaintext on loopback');
-    if (kind === 'mtls' && !c.resourceProxyCaPath && !c.tokenKeyPath) {
+    if (
+      kind === 'mtls' &&
+      !c.resourceProxyCaPath &&
+      !c.tokenKeyPath &&
+      !kubeApiConfigured({ kubeconfig: c.kubeconfig }, env)
+    ) {
       problems.push(
-        'callers need a way in: --resource-proxy-ca-path (client certificates) and/or --token-key-path (tokens)',
+        `callers need a way in: --resource-proxy-ca-path (client certificates) and/or --token-key-path (tokens), or the Secrets ${c.resourceProxyCaSecretName} and ${c.jwtSecretName} through a Kubernetes API`,
       );
     }
   }
@@ -85,6 +87,11 @@ const UNPINNED_PROBES: Record<string, string> = {
 /** What an operator should know about a configuration that is accepted but weaker than it could be. */
 export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
   const warnings: string[] = [];
+  if (c.adoptArgocdAgentClusters) {
+    warnings.push(
+      "--adopt-argocd-agent-clusters: argocd-agent's cluster-Secret tokens never expire; revoke one by its jti (`pullplane revoke`) or rotate the JWT key once every Secret has been adopted",
+    );
+  }
   if (c.insecurePlaintext && c.allowInsecureNonLoopback && !isLoopback(c.listenHost)) {
     warnings.push(
       '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
@@ -108,12 +115,17 @@ export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
 
 export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
 
-export type ResourceProxyApp = ProxyReplica<ResourceProxy>;
+export type ResourceProxyApp = ProxyReplica<ResourceProxy> & {
+  /** Re-reads TLS material and keys from files and Secrets (SIGHUP; Secrets are also watched). */
+  reloadTls(): Promise<void>;
+};
 
 /** Builds the resource proxy service, unstarted. */
 export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourceProxyAppDeps): ResourceProxyApp {
   const { logger, registry } = deps;
-  return createProxyReplica(
+  const protocol = tlsProtocolSettings(c).settings;
+  let reload: (() => Promise<void>) | undefined;
+  const replica = createProxyReplica(
     c,
     { ...deps, name: 'resource-proxy' },
     async (router, bus) => {
@@ -130,15 +142,21 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         },
         tokenRevoked: (jti) => denyList.deny({ kind: 'token', jti }),
       });
+      const material = await openProxyMaterial(c, method.kind === 'header', denyList, logger);
+      if (
+        method.kind === 'mtls' &&
+        material.clientCa?.current === undefined &&
+        material.tokens?.ready !== true &&
+        !c.insecurePlaintext
+      ) {
+        material.stop();
+        stopRevocations();
+        throw new Error(
+          `callers have no way in: neither a caller CA (--resource-proxy-ca-path, Secret ${c.resourceProxyCaSecretName}) nor a token key (--token-key-path, Secret ${c.jwtSecretName}) is available`,
+        );
+      }
       const auth: CallerAuthOptions = {
-        ...(c.tokenKeyPath
-          ? {
-              tokens: await TokenAuthority.fromFile(c.tokenKeyPath, {
-                audience: CALLER_TOKEN_AUDIENCE,
-                denyList,
-              }),
-            }
-          : {}),
+        ...(material.tokens ? { tokens: material.tokens } : {}),
         ...(method.kind === 'header'
           ? { meshIdentity: { method: method as HeaderAuthMethod, allowed: c.allowedCallers } }
           : {}),
@@ -146,35 +164,61 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
       };
       const proxy = createResourceProxy({
         router,
+        isKnownAgent: (agent) => router.lookup(agent) !== undefined,
         logger,
         registry,
         host: c.listenHost,
         port: c.listenPort,
-        ...(c.insecurePlaintext || !c.resourceProxyCertPath || !c.resourceProxyKeyPath
-          ? {}
-          : {
+        ...(material.serverTls?.current
+          ? {
               tls: {
-                cert: readFileSync(c.resourceProxyCertPath),
-                key: readFileSync(c.resourceProxyKeyPath),
-                ...(c.resourceProxyCaPath ? { ca: readFileSync(c.resourceProxyCaPath) } : {}),
+                cert: material.serverTls.current.cert,
+                key: material.serverTls.current.key,
+                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+                ...(protocol ? { protocol } : {}),
               },
-            }),
+            }
+          : {}),
         auth,
         requestTimeoutMs: c.requestTimeout,
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
       });
+      const applyTls = () => {
+        const pair = material.serverTls?.current;
+        if (!pair) return;
+        proxy.reloadTls({
+          cert: pair.cert,
+          key: pair.key,
+          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+        });
+      };
+      material.serverTls?.onChange(applyTls);
+      material.clientCa?.onChange(applyTls);
+      const stopControl = bus.control.subscribe((ev) => {
+        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'resource-proxy')) {
+          void material.reload().then(applyTls);
+        }
+      });
+      reload = async () => {
+        await material.reload();
+        applyTls();
+      };
       return {
         get port() {
           return proxy.port;
         },
         listen: () => proxy.listen(),
+        reloadTls: (m: Parameters<ResourceProxy['reloadTls']>[0]) => proxy.reloadTls(m),
         async close(graceMs?: number) {
           stopRevocations();
+          stopControl();
+          material.stop();
           await proxy.close(graceMs);
         },
       };
     },
-    () => ({ auth: c.auth }),
+    () => ({ auth: c.auth, adoptArgocdAgentClusters: c.adoptArgocdAgentClusters }),
   );
+  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
 }

@@ -1,17 +1,19 @@
-import { parseOrExit } from '@pullplane/config';
+import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
 import { createResourceProxyApp, resourceProxyStartupWarnings, validateResourceProxyConfig } from './app.js';
 import { resourceProxyOptions } from './options.js';
 
-const { config } = parseOrExit(resourceProxyOptions, {
+const { config, unused } = parseOrExit(resourceProxyOptions, {
   appName: 'resource-proxy',
   summary: "Kubernetes API front for every agent's cluster, through the agents' tunnels.",
   argv: process.argv.slice(2),
   env: process.env,
   paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
-  validate: (c) => validateResourceProxyConfig(c),
+  validate: (c) => validateResourceProxyConfig(c, process.env),
+  unusedNames: { app: 'resource-proxy', family: 'principal' },
 });
 const logger = createLogger({ level: config.logLevel, name: 'resource-proxy' });
+logUnusedNames(unused, logger);
 if (!config.enableResourceProxy) {
   logger.info('resource proxy is disabled (--enable-resource-proxy=false); exiting');
   process.exit(0);
@@ -19,6 +21,7 @@ if (!config.enableResourceProxy) {
 for (const warning of resourceProxyStartupWarnings(config)) logger.warn(warning);
 const app = createResourceProxyApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+process.on('SIGHUP', () => void app.reloadTls());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'resource proxy failed to start');
   process.exit(1);

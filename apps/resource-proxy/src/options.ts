@@ -1,5 +1,6 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the resource proxy; env ARGOCD_PRINCIPAL_*, params keys principal.resource-proxy.*. */
 export const resourceProxyOptions = defineOptions([
@@ -45,18 +46,77 @@ export const resourceProxyOptions = defineOptions([
   {
     flag: 'resource-proxy-ca-path',
     type: 'file',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH',
+    env: ['ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH', 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CA_PATH'],
     paramsKey: 'principal.resource-proxy.ca.path',
     description:
       'CA that caller certificates must chain to (one per agent: CN = agent name, issued by `pullplane kubeconfig`).',
   },
   {
-    flag: 'token-key-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_TOKEN_KEY_PATH',
-    paramsKey: 'principal.resource-proxy.token.key-path',
+    flag: 'resource-proxy-secret-name',
+    type: 'string',
+    default: 'argocd-agent-resource-proxy-tls',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_SECRET_NAME',
+    paramsKey: 'principal.resource-proxy.secret-name',
     description:
-      'ES256 key (PEM, private or public) that verifies caller bearer tokens (audience resource-proxy).',
+      'Secret (tls.crt, tls.key) with the server certificate when --resource-proxy-cert-path and --resource-proxy-key-path are not given; watched.',
+  },
+  {
+    flag: 'resource-proxy-ca-secret-name',
+    type: 'string',
+    default: 'argocd-agent-ca',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_SECRET_NAME',
+    paramsKey: 'principal.resource-proxy.ca.secret-name',
+    description:
+      'Secret whose ca.crt and tls.crt (never tls.key) verify caller certificates when --resource-proxy-ca-path is not given; absent: certificates are refused, tokens still work.',
+  },
+  ...principalTlsProtocolOptions,
+  {
+    flag: 'token-key-path',
+    aliases: 'jwt-key',
+    type: 'file',
+    env: ['ARGOCD_PRINCIPAL_RESOURCE_PROXY_TOKEN_KEY_PATH', 'ARGOCD_PRINCIPAL_JWT_KEY_PATH'],
+    paramsKey: ['principal.resource-proxy.token.key-path', 'principal.jwt.key-path'],
+    description:
+      'Key (PEM, private or public; ECDSA P-256 or RSA) that verifies caller bearer tokens (audience resource-proxy). Without it, the key is read from --jwt-secret-name.',
+  },
+  {
+    flag: 'jwt-secret-name',
+    type: 'string',
+    default: 'argocd-agent-jwt',
+    env: 'ARGOCD_PRINCIPAL_JWT_SECRET_NAME',
+    paramsKey: 'principal.jwt.secret-name',
+    description:
+      'Secret whose jwt.key verifies caller tokens when --token-key-path is not given; absent: tokens are refused, certificates still work; watched.',
+  },
+  {
+    flag: 'adopt-argocd-agent-clusters',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS',
+    paramsKey: 'principal.argocd-agent.adopt-clusters',
+    description:
+      'Also accept the bearer tokens argocd-agent put into its cluster Secrets (RS512, issuer argocd-agent-server, audience argocd-agent-server-resource-proxy), verified with the same key; each reaches the one agent it names. Their client certificates are never accepted as callers.',
+  },
+  {
+    flag: 'namespace',
+    type: 'string',
+    default: 'argocd',
+    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
+    paramsKey: 'principal.namespace',
+    description: 'Namespace of the Secrets named by the *-secret-name flags.',
+  },
+  {
+    flag: 'kubeconfig',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
+    paramsKey: 'principal.kubeconfig',
+    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
+  },
+  {
+    flag: 'kubecontext',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
+    paramsKey: 'principal.kubecontext',
+    description: 'Context of --kubeconfig to use (default: its current context).',
   },
   {
     flag: 'insecure-plaintext',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
   AGENT_TOKEN_AUDIENCE,
   type AuthMethod,
@@ -9,15 +9,25 @@ import {
   InMemoryDenyList,
   type MeshPinning,
   parseAuthMethod,
+  ReloadableTokenVerifier,
   TokenAuthority,
+  type TokenAuthorityOptions,
 } from '@pullplane/auth';
 import { type Bus, connectBusFromFlags, followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
 import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import { type Material, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import {
+  type GatewayMaterial,
+  gatewayMaterialProblems,
+  gatewayNeeds,
+  openGatewayMaterial,
+  registrationUrl,
+} from './gateway-material.js';
 import type { gatewayOptions } from './options.js';
 
 export type GatewayConfig = InferConfig<typeof gatewayOptions>;
@@ -62,8 +72,14 @@ function parseAuth(
   }
 }
 
-/** Cross-field rules, reported together with every other configuration problem. */
-export function validateGatewayConfig(c: GatewayConfig): string[] {
+/**
+ * Cross-field rules, reported together with every other configuration problem. `env` tells
+ * whether a Kubernetes API is configured, for material read from Secrets.
+ */
+export function validateGatewayConfig(
+  c: GatewayConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
   const problems: string[] = [];
   const auth = parseAuth(() => agentAuthMethod(c), c.auth, 'auth', 'mesh-agent-namespaces', problems);
   const internal = parseAuth(
@@ -73,9 +89,10 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
     'internal-mesh-namespaces',
     problems,
   );
-  const hasTls = Boolean(c.tlsCert && c.tlsKey);
   if ((c.tlsCert === undefined) !== (c.tlsKey === undefined))
     problems.push('--tls-cert and --tls-key go together');
+  problems.push(...tlsProtocolSettings(c).problems);
+  problems.push(...gatewayMaterialProblems(c, gatewayNeeds(c, auth, internal), env));
   if (c.insecurePlaintext) {
     if (auth && auth.kind !== 'header') {
       problems.push(
@@ -97,21 +114,15 @@ export function validateGatewayConfig(c: GatewayConfig): string[] {
         );
       }
     }
-  } else {
-    if (!hasTls) problems.push('TLS needs --tls-cert and --tls-key (or --insecure-plaintext behind a mesh)');
-    if (auth?.kind === 'header')
-      problems.push('header authentication is only safe with --insecure-plaintext behind a mesh sidecar');
-    if (auth?.kind === 'mtls' && !c.rootCaPath)
-      problems.push('--auth=mtls needs --root-ca-path to verify agent certificates');
-    if (internal?.kind === 'mtls' && !c.rootCaPath)
-      problems.push('--internal-auth=mtls needs --root-ca-path');
+  } else if (auth?.kind === 'header') {
+    problems.push('header authentication is only safe with --insecure-plaintext behind a mesh sidecar');
   }
-  if (auth?.kind === 'token' && !c.tokenKeyPath) problems.push('--auth=token needs --token-key-path');
   if (c.allowLegacyAgentCerts && auth && auth.kind !== 'mtls')
     problems.push('--allow-legacy-agent-certs applies to --auth=mtls only');
-  if (c.resourceProxyUrl && !c.registrationTokenKeyPath) {
-    problems.push('--resource-proxy-url (cluster registration) needs --registration-token-key-path');
-  }
+  if (c.adoptArgocdAgentClusters && !registrationUrl(c))
+    problems.push(
+      '--adopt-argocd-agent-clusters rewrites cluster Secrets as agents connect: it needs cluster registration (--resource-proxy-url, or --enable-self-cluster-registration)',
+    );
   if (internal?.kind === 'token') problems.push('--internal-auth does not support token');
   if (internal?.kind === 'header' && !c.insecurePlaintext) {
     problems.push('--internal-auth=header:… is only safe with --insecure-plaintext behind a mesh sidecar');
@@ -173,8 +184,11 @@ export interface StreamGatewayDeps {
 
 export interface StreamGatewayApp {
   readonly gateway: Gateway | undefined;
-  /** Re-reads TLS files; also on a `config-reload` control event and on SIGHUP. */
-  reloadTls(): void;
+  /**
+   * Re-reads TLS material and keys from their files or Secrets (Secrets are also watched);
+   * also on a `config-reload` control event and on SIGHUP.
+   */
+  reloadTls(): Promise<void>;
   readonly ops: OpsServer;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -199,28 +213,28 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
   ops.addReadinessCheck('gateway', () => (gateway?.ready ? true : 'gateway not accepting agents yet'));
   ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
 
-  const tls: ListenerTls | undefined =
-    c.insecurePlaintext || !c.tlsCert || !c.tlsKey
-      ? undefined
-      : {
-          cert: readFileSync(c.tlsCert),
-          key: readFileSync(c.tlsKey),
-          ...(c.rootCaPath ? { ca: readFileSync(c.rootCaPath) } : {}),
-          requireClientCert: false,
-        };
+  let material: GatewayMaterial | undefined;
+  const protocol = tlsProtocolSettings(c).settings;
 
-  /** Re-reads the certificate files (cert-manager rotates them in place). */
-  const reloadTls = () => {
-    if (!gateway || c.insecurePlaintext || !c.tlsCert || !c.tlsKey) return;
+  /** Hands the current certificate and CA to both listeners (new connections use them). */
+  const applyTls = () => {
+    const pair = material?.serverTls?.current;
+    if (!gateway || !pair) return;
     try {
       gateway.reloadTls({
-        cert: readFileSync(c.tlsCert),
-        key: readFileSync(c.tlsKey),
-        ...(c.rootCaPath ? { ca: readFileSync(c.rootCaPath) } : {}),
+        cert: pair.cert,
+        key: pair.key,
+        ...(material?.rootCa?.current ? { ca: material.rootCa.current } : {}),
       });
     } catch (err) {
-      logger.error({ err: String(err) }, 'could not reload TLS material; keeping the current one');
+      logger.error({ err: String(err) }, 'could not apply TLS material; keeping the current one');
     }
+  };
+  /** Re-reads files and Secrets (cert-manager rotates files in place), then applies them. */
+  const reloadTls = async () => {
+    if (!material) return;
+    await material.reload();
+    applyTls();
   };
 
   return {
@@ -234,15 +248,30 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
       const agentAuth = agentAuthMethod(c);
       const internalAuth = internalAuthMethod(c);
       const denyList = new InMemoryDenyList();
-      const tokens =
-        agentAuth.kind === 'token' && c.tokenKeyPath
-          ? await TokenAuthority.fromFile(c.tokenKeyPath, { denyList, audience: AGENT_TOKEN_AUDIENCE })
-          : undefined;
+      const m = await openGatewayMaterial(c, gatewayNeeds(c, agentAuth, internalAuth), logger);
+      material = m;
+      for (const piece of [m.serverTls, m.rootCa] as Material<unknown>[]) piece?.onChange(applyTls);
+      const tokens = m.agentTokenKey
+        ? await followKey(m.agentTokenKey, { denyList, audience: AGENT_TOKEN_AUDIENCE }, logger)
+        : undefined;
       const ttl = c.presenceTtl;
       bus ??= await connectBusFromFlags(c, { name: 'stream-gateway', logger, presenceTtlMs: ttl });
       const internal = internalAuthenticator(internalAuth, c.internalAllowedClients);
-      const registrar =
-        c.resourceProxyUrl && c.registrationTokenKeyPath ? await createRegistrar(c, logger) : undefined;
+      const registrar = m.registrationKey
+        ? await createRegistrar(c, m, logger, () => {
+            for (const s of gateway?.sessions() ?? []) register(s.agent);
+          })
+        : undefined;
+      const pair = m.serverTls?.current;
+      const tls: ListenerTls | undefined = pair
+        ? {
+            cert: pair.cert,
+            key: pair.key,
+            ...(m.rootCa?.current ? { ca: m.rootCa.current } : {}),
+            requireClientCert: false,
+            ...(protocol ? { protocol } : {}),
+          }
+        : undefined;
       const listenerTls = (mtls: boolean) => (tls ? { ...tls, requireClientCert: mtls } : undefined);
       const agentTls = listenerTls(agentAuth.kind === 'mtls');
       const internalTls = tls
@@ -308,7 +337,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
           if (gw.kick(ev.agent, `${ev.type}: ${ev.reason}`))
             logger.info({ agent: ev.agent, reason: ev.reason }, ev.type);
         } else if (ev.type === 'config-reload' && (!ev.service || ev.service === 'stream-gateway')) {
-          reloadTls();
+          void reloadTls();
         }
       });
       await gateway.start();
@@ -328,27 +357,48 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
       stopControl?.();
       stopRevocations?.();
       await gateway?.stop();
+      material?.stop();
       if (!deps.bus) await bus?.close();
       await ops.close();
     },
   };
 }
 
+/** A token verifier that follows its key's rotations (a watched Secret, or SIGHUP for files). */
+async function followKey(
+  key: Material<string>,
+  options: TokenAuthorityOptions,
+  logger: Logger,
+): Promise<ReloadableTokenVerifier> {
+  const verifier = new ReloadableTokenVerifier(await TokenAuthority.fromPem(key.current!, options));
+  key.onChange((pem) => {
+    TokenAuthority.fromPem(pem, options).then(
+      (a) => verifier.set(a),
+      (err: unknown) =>
+        logger.error({ err: String(err) }, `${key.what} changed to an unusable key; keeping the current one`),
+    );
+  });
+  return verifier;
+}
+
 /**
  * Cluster registration: a bearer token per agent, scoped to it, signed with the proxy's key,
- * expiring after --registration-token-ttl and renewed when a third of that is left.
+ * expiring after --registration-token-ttl and renewed when a third of that is left. A new
+ * key (a rotated Secret) changes the fingerprint, so every Secret is rewritten.
  */
-async function createRegistrar(c: GatewayConfig, logger: Logger): Promise<ClusterRegistrar> {
-  const tokens = await TokenAuthority.fromFile(c.registrationTokenKeyPath!, {
-    audience: CALLER_TOKEN_AUDIENCE,
-  });
+async function createRegistrar(
+  c: GatewayConfig,
+  m: GatewayMaterial,
+  logger: Logger,
+  onKeyChanged: () => void,
+): Promise<ClusterRegistrar> {
+  const key = m.registrationKey!;
+  let tokens = await TokenAuthority.fromPem(key.current!, { audience: CALLER_TOKEN_AUDIENCE });
   const ttlSeconds = Math.max(60, Math.floor(c.registrationTokenTtl / 1000));
   const caPem = c.registrationCaPath ? readFileSync(c.registrationCaPath, 'utf8') : undefined;
-  const kubeConfig = new KubeConfig();
-  if (c.kubeconfig) kubeConfig.loadFromFile(c.kubeconfig);
-  else kubeConfig.loadFromDefault();
-  const base = c.resourceProxyUrl!.replace(/\/$/, '');
-  return new ClusterRegistrar({
+  const kubeConfig: KubeConfig = m.kubeConfig!;
+  const base = registrationUrl(c)!.replace(/\/$/, '');
+  const registrar = new ClusterRegistrar({
     kubeConfig,
     namespace: c.argocdNamespace,
     serverFor: (agent) => `${base}/clusters/${agent}`,
@@ -362,9 +412,28 @@ async function createRegistrar(c: GatewayConfig, logger: Logger): Promise<Cluste
       };
     },
     refreshBeforeMs: (ttlSeconds * 1000) / 3,
-    fingerprint: fingerprint(tokens.keyId, caPem, base),
+    fingerprint: () => fingerprint(tokens.keyId, caPem, base),
     logger: logger.child({ component: 'registration' }),
+    adoptArgocdAgentSecrets: c.adoptArgocdAgentClusters,
   });
+  key.onChange((pem) => {
+    TokenAuthority.fromPem(pem, { audience: CALLER_TOKEN_AUDIENCE }).then(
+      (next) => {
+        tokens = next;
+        logger.info(
+          { keyId: next.keyId },
+          'registration key changed; rewriting the cluster Secrets of connected agents',
+        );
+        onKeyChanged();
+      },
+      (err: unknown) =>
+        logger.error(
+          { err: String(err) },
+          'registration key changed to an unusable key; keeping the current one',
+        ),
+    );
+  });
+  return registrar;
 }
 
 /** Outside Kubernetes (no POD_IP), advertise this host's first non-internal IPv4 address. */

@@ -1,5 +1,6 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the stream gateway; env ARGOCD_PRINCIPAL_*, params keys principal.* as in argocd-agent. */
 export const gatewayOptions = defineOptions([
@@ -42,9 +43,28 @@ export const gatewayOptions = defineOptions([
     description: 'CA bundle that agent (and proxy) client certificates must chain to.',
   },
   {
+    flag: 'tls-secret-name',
+    type: 'string',
+    default: 'argocd-agent-principal-tls',
+    env: 'ARGOCD_PRINCIPAL_TLS_SECRET_NAME',
+    paramsKey: 'principal.tls.secret-name',
+    description:
+      'Secret (tls.crt, tls.key) with the server certificate when --tls-cert and --tls-key are not given; watched, a rotation applies to new connections.',
+  },
+  {
+    flag: 'tls-ca-secret-name',
+    type: 'string',
+    default: 'argocd-agent-ca',
+    env: 'ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME',
+    paramsKey: 'principal.tls.server.root-ca-secret-name',
+    description:
+      'Secret whose ca.crt and tls.crt (never tls.key) are the CA bundle when --root-ca-path is not given; watched.',
+  },
+  ...principalTlsProtocolOptions,
+  {
     flag: 'insecure-plaintext',
     type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT',
+    env: ['ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT', 'ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT'],
     paramsKey: 'principal.tls.insecure-plaintext',
     description: 'Serve without TLS, behind a mesh sidecar that terminates mTLS. Requires header auth.',
   },
@@ -91,18 +111,31 @@ export const gatewayOptions = defineOptions([
   },
   {
     flag: 'token-key-path',
+    aliases: 'jwt-key',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_JWT_KEY_PATH',
     paramsKey: 'principal.jwt.key-path',
-    description: 'PEM key (ES256) that signs agent tokens; needed for --auth=token.',
+    description:
+      'PEM private key that signs agent tokens for --auth=token: ECDSA P-256 (ES256) or RSA (RS512, as argocd-agent). Without it, the key is read from --jwt-secret-name.',
+  },
+  {
+    flag: 'jwt-secret-name',
+    type: 'string',
+    default: 'argocd-agent-jwt',
+    env: 'ARGOCD_PRINCIPAL_JWT_SECRET_NAME',
+    paramsKey: 'principal.jwt.secret-name',
+    description:
+      'Secret whose jwt.key signs agent tokens (--auth=token) and the tokens in cluster Secrets when --token-key-path / --registration-token-key-path are not given; watched.',
   },
   {
     flag: 'argocd-namespace',
+    aliases: 'namespace',
     type: 'string',
     default: 'argocd',
     env: 'ARGOCD_PRINCIPAL_NAMESPACE',
     paramsKey: 'principal.namespace',
-    description: 'Namespace of Argo CD, where agents are registered as cluster Secrets.',
+    description:
+      'Namespace of Argo CD, where agents are registered as cluster Secrets and TLS material is read from Secrets.',
   },
   {
     flag: 'resource-proxy-url',
@@ -114,12 +147,37 @@ export const gatewayOptions = defineOptions([
       'Resource proxy URL Argo CD should use (e.g. https://argocd-agent-resource-proxy.argocd.svc:9090). When set, each agent is registered as an Argo CD cluster on first connect.',
   },
   {
+    flag: 'enable-self-cluster-registration',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION',
+    paramsKey: 'principal.registration.enable',
+    description:
+      "argocd-agent's switch for cluster registration: as setting --resource-proxy-url to https://<--resource-proxy-address>.",
+  },
+  {
+    flag: 'resource-proxy-address',
+    type: 'host-port',
+    default: 'argocd-agent-resource-proxy:9090',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS',
+    paramsKey: 'principal.resource-proxy.address',
+    description:
+      "host:port of the resource proxy for --enable-self-cluster-registration (argocd-agent's form of --resource-proxy-url).",
+  },
+  {
+    flag: 'adopt-argocd-agent-clusters',
+    type: 'boolean',
+    env: 'ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS',
+    paramsKey: 'principal.argocd-agent.adopt-clusters',
+    description:
+      "Take over the cluster Secrets argocd-agent wrote (label argocd-agent.argoproj-labs.io/agent-name) as each agent connects: name and server stay, the credentials become a caller token; argocd-agent's client certificate is removed. Needs cluster registration.",
+  },
+  {
     flag: 'registration-token-key-path',
     type: 'file',
     env: 'ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH',
     paramsKey: 'principal.registration.token-key-path',
     description:
-      "ES256 key that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path).",
+      "Private key (ECDSA P-256 or RSA) that signs the bearer tokens put into cluster Secrets (the resource proxy's --token-key-path). Without it, the key is read from --jwt-secret-name.",
   },
   {
     flag: 'registration-token-ttl',
@@ -144,6 +202,13 @@ export const gatewayOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
     paramsKey: 'principal.kubeconfig',
     description: 'Kubeconfig for the control-plane cluster (default: in-cluster, then $KUBECONFIG).',
+  },
+  {
+    flag: 'kubecontext',
+    type: 'string',
+    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
+    paramsKey: 'principal.kubecontext',
+    description: 'Context of --kubeconfig to use (default: its current context).',
   },
   {
     flag: 'internal-listen-host',
@@ -241,7 +306,7 @@ export const gatewayOptions = defineOptions([
     flag: 'healthz-port',
     type: 'port',
     default: 8003,
-    env: 'ARGOCD_PRINCIPAL_HEALTHZ_PORT',
+    env: ['ARGOCD_PRINCIPAL_HEALTHZ_PORT', 'ARGOCD_PRINCIPAL_HEALTH_CHECK_PORT'],
     paramsKey: 'principal.healthz.port',
     description: '/healthz and /readyz port.',
   },

@@ -291,6 +291,15 @@ export async function containerConfig(
       const items: Array<{ key: string; path: string }> | undefined = volume.secret.items;
       if (!items) problems.push(`secret volume ${vm.name} lists no items: say which keys the app needs`);
       for (const it of items ?? []) files.push({ file: path.join(local, it.path), content: 'placeholder' });
+    } else if (volume.projected) {
+      // Several Secrets' keys in one directory (`pullplane migrate` maps argocd-agent's CA this way).
+      for (const source of volume.projected.sources ?? []) {
+        const items: Array<{ key: string; path: string }> | undefined = source.secret?.items;
+        if (!source.secret) problems.push(`projected volume ${vm.name}: only Secret sources are expected`);
+        else if (!items)
+          problems.push(`projected volume ${vm.name}: Secret ${source.secret.name} lists no items`);
+        for (const it of items ?? []) files.push({ file: path.join(local, it.path), content: 'placeholder' });
+      }
     } else if (!volume.emptyDir) {
       problems.push(`volume ${vm.name}: unexpected volume type`);
     }

@@ -197,6 +197,55 @@ const serviceMonitorSpec: AnySchema = {
 };
 
 /** apiVersion/kind → schema. */
+/** Prometheus' duration syntax (`5m`, `1h30m`), as the PrometheusRule CRD validates it. */
+const promDuration: AnySchema = {
+  type: 'string',
+  pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
+};
+const stringMap: AnySchema = { type: 'object', additionalProperties: { type: 'string' } };
+
+/** monitoring.coreos.com/v1 PrometheusRule: groups of alerting or recording rules (exactly one of the two). */
+const prometheusRuleSpec: AnySchema = {
+  type: 'object',
+  properties: {
+    groups: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          interval: promDuration,
+          query_offset: promDuration,
+          limit: { type: 'integer' },
+          partial_response_strategy: { enum: ['', 'abort', 'warn', 'Abort', 'Warn', 'ABORT', 'WARN'] },
+          labels: stringMap,
+          rules: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['expr'],
+              oneOf: [{ required: ['alert'] }, { required: ['record'] }],
+              properties: {
+                alert: { type: 'string' },
+                record: { type: 'string' },
+                expr: { anyOf: [{ type: 'integer' }, { type: 'string', minLength: 1 }] },
+                for: promDuration,
+                keep_firing_for: { type: 'string', minLength: 1, pattern: promDuration.pattern },
+                labels: stringMap,
+                annotations: stringMap,
+              },
+              additionalProperties: false,
+            },
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
 export const crdSchemas: Record<string, AnySchema> = {
   'policy.linkerd.io/v1beta1/Server': resource('policy.linkerd.io/v1beta1', 'Server', serverSpec('v1beta1')),
   'policy.linkerd.io/v1beta3/Server': resource('policy.linkerd.io/v1beta3', 'Server', serverSpec('v1beta3')),
@@ -214,6 +263,11 @@ export const crdSchemas: Record<string, AnySchema> = {
     'policy.linkerd.io/v1alpha1',
     'NetworkAuthentication',
     networkAuthenticationSpec,
+  ),
+  'monitoring.coreos.com/v1/PrometheusRule': resource(
+    'monitoring.coreos.com/v1',
+    'PrometheusRule',
+    prometheusRuleSpec,
   ),
   'monitoring.coreos.com/v1/ServiceMonitor': resource(
     'monitoring.coreos.com/v1',

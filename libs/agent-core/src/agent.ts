@@ -15,6 +15,8 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   argocdNamespace?: string;
   /** Forward Impersonate-* headers the resource proxy let through. */
   allowImpersonation?: boolean;
+  /** Each Kubernetes API request the resource proxy sent (`refused`: no API here, or disabled). */
+  onKubeRequest?: (refused: boolean) => void;
   /** Extra stream handlers by request kind (the redis handler plugs in here). */
   handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>>;
 }
@@ -62,6 +64,7 @@ export class Agent {
   private serve(stream: LogicalStream): void {
     const kind = stream.open.head.case;
     if (kind === 'http') {
+      this.opts.onKubeRequest?.(!this.kube);
       if (!this.kube) {
         stream.reset(
           TunnelErrorCode.REFUSED,

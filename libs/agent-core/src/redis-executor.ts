@@ -26,6 +26,11 @@ export interface RedisExecutorOptions {
   commandTimeoutMs?: number;
   /** Unsent messages on one subscription stream before it is dropped as too slow (default 1 MiB). */
   maxPendingPushBytes?: number;
+  /**
+   * Each command served (`name` lower-cased, 'unknown' when not one this executor runs);
+   * `failed`: refused, or the local Redis could not run it.
+   */
+  onCommand?: (name: string, failed: boolean) => void;
 }
 
 interface CommandSpec {
@@ -107,6 +112,7 @@ export class RedisExecutor {
     const args = head.value.args.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
     const name = args[0]!.toString('latin1').toLowerCase();
     if (name === 'subscribe' || name === 'psubscribe') {
+      this.opts.onCommand?.(name, false);
       this.subscribe(stream, name === 'subscribe' ? 'channel' : 'pattern', args, protocol);
       return;
     }
@@ -160,14 +166,18 @@ export class RedisExecutor {
   private execute(args: Buffer[], protocol: RespProtocol, redis: Redis): Promise<Buffer> {
     const name = args[0]!.toString('latin1').toLowerCase();
     const spec = COMMANDS.get(name);
-    if (spec === undefined)
+    const count = this.opts.onCommand;
+    if (spec === undefined) {
+      count?.('unknown', true);
       return Promise.resolve(errorReply(`ERR unsupported command for agent key: '${name}'`));
+    }
     const local = args.slice(1);
     for (let i = 0; i < local.length; i++) {
       if (spec.keys === 'first' && i > 0) break;
       const cut = toLocalName(local[i]!, this.opts.agentName || undefined);
       if (typeof cut === 'string') {
         this.log.warn({ command: name, reason: cut }, 'refused a redis key');
+        count?.(name, true);
         return Promise.resolve(errorReply(`ERR agent ${this.opts.agentName ?? ''} refused the key: ${cut}`));
       }
       local[i] = cut.local;
@@ -176,13 +186,19 @@ export class RedisExecutor {
       spec.status === true &&
       !(name === 'set' && local.slice(2).some((a) => a.toString('latin1').toLowerCase() === 'get'));
     return redis.callBuffer(name, ...local).then(
-      (reply) => encode(toValue(reply, status), { protocol }),
-      (err: Error) =>
-        errorReply(
+      (reply) => {
+        count?.(name, false);
+        return encode(toValue(reply, status), { protocol });
+      },
+      (err: Error) => {
+        // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
+        count?.(name, err.name !== 'ReplyError');
+        return errorReply(
           err.name === 'ReplyError'
             ? err.message
             : `ERR agent ${this.opts.agentName ?? ''} local redis unavailable: ${err.message}`,
-        ),
+        );
+      },
     );
   }
 

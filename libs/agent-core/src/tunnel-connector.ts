@@ -31,7 +31,8 @@ export interface TunnelConnectorOptions {
   agentVersion: string;
   /** host:port of the gateway (usually a Service in front of several replicas). */
   target: string;
-  credentials: ChannelCredentials;
+  /** A function is asked on every connect, so rotated certificates apply to the next tunnel. */
+  credentials: ChannelCredentials | (() => ChannelCredentials);
   /** Per-connection metadata: a bearer token, or nothing (mTLS / mesh identity). */
   metadata?: () => Metadata | Promise<Metadata>;
   /** TLS server name override (e.g. when dialling an IP). */
@@ -52,6 +53,8 @@ type SessionEnd = { connected: boolean; goaway: boolean; reason: string; fatal?:
 export interface ConnectorEvents {
   connected: [Welcome];
   disconnected: [string];
+  /** The gateway refused the agent's credentials (UNAUTHENTICATED or PERMISSION_DENIED). */
+  rejected: [string];
 }
 
 /**
@@ -143,7 +146,8 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
 
   private async session_(): Promise<SessionEnd> {
     const o = this.opts;
-    const client = new Client(o.target, o.credentials, {
+    const creds = typeof o.credentials === 'function' ? o.credentials() : o.credentials;
+    const client = new Client(o.target, creds, {
       ...(o.serverNameOverride ? { 'grpc.ssl_target_name_override': o.serverNameOverride } : {}),
       ...(o.keepAlivePingIntervalMs > 0
         ? {
@@ -288,7 +292,10 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       });
       call.on('error', (err: ServiceError) => {
         const fatal = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
-        if (fatal) o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
+        if (fatal) {
+          o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
+          this.emit('rejected', err.details);
+        }
         if (err.code === status.FAILED_PRECONDITION)
           o.logger.error({ details: err.details }, 'protocol mismatch');
         teardown(`${status[err.code] ?? err.code}: ${err.details}`);

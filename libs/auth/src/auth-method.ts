@@ -7,7 +7,10 @@ export interface MtlsCommonNameMethod {
   spec: string;
 }
 
-/** Agent = capture group 1 of `pattern` applied to the RFC 4514 subject (`mtls:<regex>`). */
+/**
+ * Agent = capture group 1 of `pattern` applied to the RFC 4514 subject (`mtls:subject:<regex>`,
+ * or argocd-agent's older `mtls:<regex>`).
+ */
 export interface MtlsSubjectMethod {
   kind: 'mtls';
   match: 'subject';
@@ -114,7 +117,8 @@ function checkPinning(spec: string, mesh: MeshPinning | undefined): MeshPinning 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
- * Parses the gateway's `--auth` flag. Forms: `mtls`, `mtls:<regex>`, `mtls:uri:<regex>`,
+ * Parses the gateway's `--auth` flag. Forms: `mtls`, `mtls:subject:<regex>` (and the older
+ * `mtls:<regex>`, both on the subject), `mtls:uri:<regex>`,
  * `header:<name>:<regex>`, `istio`, `linkerd`, `token`. Only the first two colons of a
  * header spec separate fields, so the regex itself may contain colons. The presets need
  * `options.mesh`; an explicit `header:…` spec is taken as given.
@@ -133,13 +137,27 @@ export function parseAuthMethod(spec: string, options: ParseAuthOptions = {}): A
   if (spec.startsWith('mtls:uri:')) {
     return { kind: 'mtls', match: 'uri', pattern: compile(spec.slice('mtls:uri:'.length), spec), spec };
   }
+  if (spec.startsWith('mtls:subject:')) {
+    return {
+      kind: 'mtls',
+      match: 'subject',
+      pattern: compile(spec.slice('mtls:subject:'.length), spec),
+      spec,
+    };
+  }
   if (spec.startsWith('mtls:')) {
     return { kind: 'mtls', match: 'subject', pattern: compile(spec.slice('mtls:'.length), spec), spec };
   }
   if (spec.startsWith('header:')) return parseHeaderSpec(spec, spec.slice('header:'.length));
+  if (spec === 'userpass' || spec.startsWith('userpass:')) {
+    throw new AuthMethodError(
+      AuthMethodErrorCode.Unsupported,
+      `auth method ${JSON.stringify(spec.split(':')[0])} (argocd-agent's deprecated username/password file) is not supported: issue each agent a certificate with \`pullplane agent create\` and use mtls (or mtls:subject:<regex>), use token (bearer tokens signed by --token-key-path), or behind a mesh istio, linkerd or header:<name>:<regex>`,
+    );
+  }
   throw new AuthMethodError(
     AuthMethodErrorCode.Unknown,
-    `unknown auth method ${JSON.stringify(spec)}: expected mtls, mtls:<regex>, mtls:uri:<regex>, header:<name>:<regex>, istio, linkerd or token`,
+    `unknown auth method ${JSON.stringify(spec)}: expected mtls, mtls:subject:<regex>, mtls:uri:<regex>, header:<name>:<regex>, istio, linkerd or token`,
   );
 }
 

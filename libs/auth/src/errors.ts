@@ -28,6 +28,7 @@ export const AuthMethodErrorCode = {
   InvalidRegex: 'AUTH_METHOD_INVALID_REGEX',
   NoCaptureGroup: 'AUTH_METHOD_NO_CAPTURE_GROUP',
   MeshUnpinned: 'AUTH_METHOD_MESH_UNPINNED',
+  Unsupported: 'AUTH_METHOD_UNSUPPORTED',
 } as const;
 export type AuthMethodErrorCode = (typeof AuthMethodErrorCode)[keyof typeof AuthMethodErrorCode];
 

@@ -51,11 +51,13 @@ export {
 export {
   type IssueTokenOptions,
   TOKEN_ISSUER,
+  type TokenAlgorithm,
   TokenAuthority,
   type TokenAuthorityOptions,
   type VerifiedToken,
 } from './token-authority.js';
 export { AGENT_TOKEN_AUDIENCE, CALLER_TOKEN_AUDIENCE, identityFromBearerToken } from './token-identity.js';
+export { ReloadableTokenVerifier, type TokenVerifier, verifierByIssuer } from './token-verifier.js';
 export {
   parseXfcc,
   XFCC_MAX_ELEMENTS,

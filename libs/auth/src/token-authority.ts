@@ -12,7 +12,10 @@ import { isDnsLabel } from './dns-label.js';
 import { TokenError, TokenErrorCode } from './errors.js';
 
 export const TOKEN_ISSUER = 'pullplane';
-const ALGORITHM = 'ES256';
+
+/** JWS algorithms by key type: ECDSA P-256 signs ES256; RSA signs RS512 (argocd-agent's) and verifies RS256 too. */
+export type TokenAlgorithm = 'ES256' | 'RS256' | 'RS512';
+const MIN_RSA_BITS = 2048;
 const MAX_TOKEN_LENGTH = 8 * 1024;
 const MAX_JTI_LENGTH = 128;
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -20,6 +23,8 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export interface TokenAuthorityOptions {
   /** Default `pullplane`. */
   issuer?: string;
+  /** RSA keys only: the algorithm `issue` signs with; default RS512. */
+  rsaAlgorithm?: 'RS256' | 'RS512';
   /** Put into issued tokens and required on verify; without it, tokens carrying `aud` are refused. */
   audience?: string;
   denyList?: DenyList;
@@ -51,24 +56,36 @@ export interface VerifiedToken {
 }
 
 /**
- * Issues and verifies agent tokens: compact ES256 JWTs with `sub` = agent name and a
- * unique `jti` so a single token can be revoked through the DenyList.
+ * Issues and verifies agent tokens: compact JWTs with `sub` = agent name and a unique `jti` so
+ * a single token can be revoked through the DenyList. The key decides the algorithm: ECDSA
+ * P-256 signs ES256; RSA (argocd-agent's `argocd-agent-jwt`) signs RS512 and verifies RS256
+ * and RS512. A public key makes a verifier that cannot issue.
  */
 export class TokenAuthority {
   readonly issuer: string;
   /** RFC 7638 thumbprint of the public key, sent as `kid` to make key rotation traceable. */
   readonly keyId: string;
-  private readonly privateKey: KeyObject;
+  /** What `issue` signs with. */
+  readonly algorithm: TokenAlgorithm;
+  private readonly verifyAlgorithms: TokenAlgorithm[];
+  private readonly privateKey: KeyObject | undefined;
   private readonly publicKey: KeyObject;
   private readonly audience: string | undefined;
   private readonly denyList: DenyList | undefined;
   private readonly toleranceSeconds: number;
   private readonly now: () => Date;
 
-  private constructor(privateKey: KeyObject, keyId: string, options: TokenAuthorityOptions) {
-    this.privateKey = privateKey;
-    this.publicKey = createPublicKey(privateKey);
+  private constructor(key: KeyObject, keyId: string, options: TokenAuthorityOptions) {
+    this.privateKey = key.type === 'private' ? key : undefined;
+    this.publicKey = key.type === 'private' ? createPublicKey(key) : key;
     this.keyId = keyId;
+    if (key.asymmetricKeyType === 'rsa') {
+      this.algorithm = options.rsaAlgorithm ?? 'RS512';
+      this.verifyAlgorithms = ['RS256', 'RS512'];
+    } else {
+      this.algorithm = 'ES256';
+      this.verifyAlgorithms = ['ES256'];
+    }
     this.issuer = options.issuer ?? TOKEN_ISSUER;
     this.audience = options.audience;
     this.denyList = options.denyList;
@@ -82,19 +99,30 @@ export class TokenAuthority {
     return TokenAuthority.create(privateKey, options);
   }
 
-  /** From a P-256 private key in PKCS#8 or SEC1 PEM. */
+  /** A fresh RSA key (tests, development): what argocd-agent's `argocd-agent-jwt` holds. */
+  static generateRsa(options: TokenAuthorityOptions = {}, modulusLength = 3072): Promise<TokenAuthority> {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength });
+    return TokenAuthority.create(privateKey, options);
+  }
+
+  /**
+   * From a private key in PEM (P-256 in PKCS#8 or SEC1; RSA in PKCS#8 or PKCS#1), or a public
+   * key (SPKI or PKCS#1) for a verifier that cannot issue.
+   */
   static fromPem(pem: string, options: TokenAuthorityOptions = {}): Promise<TokenAuthority> {
     let key: KeyObject;
     try {
       key = createPrivateKey(pem);
     } catch (cause) {
-      throw new TokenError(
-        TokenErrorCode.InvalidKey,
-        'signing key is not a readable unencrypted PEM private key',
-        {
-          cause,
-        },
-      );
+      try {
+        key = createPublicKey(pem);
+      } catch {
+        throw new TokenError(
+          TokenErrorCode.InvalidKey,
+          'signing key is not a readable unencrypted PEM private (or public) key',
+          { cause },
+        );
+      }
     }
     return TokenAuthority.create(key, options);
   }
@@ -117,18 +145,45 @@ export class TokenAuthority {
   }
 
   private static async create(key: KeyObject, options: TokenAuthorityOptions): Promise<TokenAuthority> {
-    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-      const kind = key.asymmetricKeyDetails?.namedCurve ?? key.asymmetricKeyType ?? 'unknown';
-      throw new TokenError(TokenErrorCode.InvalidKey, `signing key must be ECDSA P-256 (ES256), got ${kind}`);
+    const type = key.asymmetricKeyType;
+    const ecP256 = type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+    if (type === 'rsa') {
+      const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+      if (bits < MIN_RSA_BITS) {
+        throw new TokenError(
+          TokenErrorCode.InvalidKey,
+          `RSA signing key has ${bits} bits; at least ${MIN_RSA_BITS} are required`,
+        );
+      }
+    } else if (!ecP256) {
+      const kind = key.asymmetricKeyDetails?.namedCurve ?? type ?? 'unknown';
+      throw new TokenError(
+        TokenErrorCode.InvalidKey,
+        `signing key must be ECDSA P-256 (ES256) or RSA (RS256/RS512), got ${kind}`,
+      );
     }
-    const keyId = await calculateJwkThumbprint(
-      createPublicKey(key).export({ format: 'jwk' }) as Record<string, string>,
-    );
+    const publicKey = key.type === 'private' ? createPublicKey(key) : key;
+    const keyId = await calculateJwkThumbprint(publicKey.export({ format: 'jwk' }) as Record<string, string>);
     return new TokenAuthority(key, keyId, options);
   }
 
+  /** Whether this authority holds a private key (can issue), not only a public one. */
+  get canIssue(): boolean {
+    return this.privateKey !== undefined;
+  }
+
   exportPrivateKeyPem(): string {
-    return this.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    return this.signingKey().export({ type: 'pkcs8', format: 'pem' }).toString();
+  }
+
+  private signingKey(): KeyObject {
+    if (!this.privateKey) {
+      throw new TokenError(
+        TokenErrorCode.InvalidKey,
+        'this key is a public key: it verifies tokens but cannot issue them',
+      );
+    }
+    return this.privateKey;
   }
 
   exportPublicKeyPem(): string {
@@ -159,7 +214,7 @@ export class TokenAuthority {
       }
     }
     const jwt = new SignJWT(options.agents ? { agents: [...options.agents] } : {})
-      .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: this.keyId })
+      .setProtectedHeader({ alg: this.algorithm, typ: 'JWT', kid: this.keyId })
       .setIssuer(this.issuer)
       .setSubject(agentName)
       .setJti(randomUUID())
@@ -167,7 +222,7 @@ export class TokenAuthority {
     if (ttlSeconds !== undefined) jwt.setExpirationTime(issuedAt + ttlSeconds);
     const audience = options.audience ?? this.audience;
     if (audience !== undefined) jwt.setAudience(audience);
-    return jwt.sign(this.privateKey);
+    return jwt.sign(this.signingKey());
   }
 
   /** @throws TokenError with the specific reason; never any other error for bad input. */
@@ -180,7 +235,7 @@ export class TokenAuthority {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.publicKey, {
-        algorithms: [ALGORITHM],
+        algorithms: this.verifyAlgorithms,
         issuer: this.issuer,
         typ: 'JWT',
         clockTolerance: this.toleranceSeconds,

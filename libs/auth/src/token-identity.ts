@@ -2,7 +2,7 @@ import { extractBearerToken } from './bearer.js';
 import { IdentityErrorCode, TokenError } from './errors.js';
 import type { HeaderBag } from './headers.js';
 import { checkedIdentity, type IdentityResult, reject } from './identity.js';
-import type { TokenAuthority } from './token-authority.js';
+import type { TokenVerifier } from './token-verifier.js';
 
 /** `aud` of tokens that open an agent's tunnel (issued by `pullplane agent create`). */
 export const AGENT_TOKEN_AUDIENCE = 'stream-gateway';
@@ -15,7 +15,7 @@ export const CALLER_TOKEN_AUDIENCE = 'resource-proxy';
  * never names an agent itself.
  */
 export async function identityFromBearerToken(
-  authority: TokenAuthority,
+  authority: TokenVerifier,
   headers: HeaderBag,
 ): Promise<IdentityResult> {
   const bearer = extractBearerToken(headers);

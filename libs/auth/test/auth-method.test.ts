@@ -24,6 +24,36 @@ describe('parseAuthMethod', () => {
     );
   });
 
+  it("reads argocd-agent's explicit mtls:subject:<regex> as a regex on the subject, not 'subject:' as part of it", () => {
+    const m = parseAuthMethod('mtls:subject:CN=([^,]+)');
+    expect(m).toMatchObject({ kind: 'mtls', match: 'subject', spec: 'mtls:subject:CN=([^,]+)' });
+    expect(m.kind === 'mtls' && m.match === 'subject' && m.pattern.source).toBe('CN=([^,]+)');
+    expect(
+      m.kind === 'mtls' && m.match !== 'common-name' && m.pattern.exec('CN=agent-a,O=Example')?.[1],
+    ).toBe('agent-a');
+    // The regex is still checked like any other: a capture group, and it must compile.
+    expect(() => parseAuthMethod('mtls:subject:CN=.*')).toThrow(/capture group/);
+    expect(() => parseAuthMethod('mtls:subject:')).toThrow(/empty regex/);
+  });
+
+  it('refuses userpass with a message that says what to use instead', () => {
+    for (const spec of ['userpass:/app/config/creds/userpass.creds', 'userpass']) {
+      let error: unknown;
+      try {
+        parseAuthMethod(spec);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(AuthMethodError);
+      expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.Unsupported);
+      const message = (error as Error).message;
+      expect(message).toContain('pullplane agent create');
+      expect(message).toMatch(/use mtls .*token.*istio, linkerd or header/);
+      // The credentials file path is not echoed.
+      expect(message).not.toContain('/app/config/creds');
+    }
+  });
+
   it('refuses the istio and linkerd presets without a trust domain and namespaces', () => {
     for (const spec of ['istio', 'linkerd']) {
       for (const mesh of [

@@ -38,6 +38,12 @@ export function assertValidOptionTable(options: readonly OptionDef[]): void {
     if (RESERVED_FLAGS.includes(opt.flag)) throw new OptionDefinitionError(`flag --${opt.flag} is reserved`);
     claim('flag', opt.flag, opt.flag);
     claim('config key', camelCase(opt.flag), opt.flag);
+    for (const alias of namesOf(opt.aliases)) {
+      if (!KEBAB.test(alias))
+        throw new OptionDefinitionError(`--${opt.flag}: alias "${alias}" is not kebab-case`);
+      if (RESERVED_FLAGS.includes(alias)) throw new OptionDefinitionError(`alias --${alias} is reserved`);
+      claim('flag', alias, opt.flag);
+    }
     for (const env of namesOf(opt.env)) {
       if (!ENV_NAME.test(env)) throw new OptionDefinitionError(`--${opt.flag}: bad env name "${env}"`);
       claim('env', env, opt.flag);

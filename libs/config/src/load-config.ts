@@ -6,6 +6,12 @@ import type { ConfigSources, InferConfig, OptionDef, ValueSource } from './optio
 import { type ParamsFile, readParamsFile } from './params-file.js';
 import { type FlagValue, parseArgv } from './parse-argv.js';
 import { type ParseResult, parseOptionValue, resolveDefault } from './parse-value.js';
+import {
+  describeForeignFlag,
+  findUnusedNames,
+  type UnusedName,
+  type UnusedNameCheck,
+} from './unused-names.js';
 
 export type EnvLike = Readonly<Record<string, string | undefined>>;
 
@@ -27,6 +33,12 @@ export interface LoadConfigOptions<T extends readonly OptionDef[]> {
    * returned messages join the same `ConfigError` report.
    */
   readonly validate?: (config: InferConfig<T>, sources: ConfigSources<T>) => readonly string[] | undefined;
+  /**
+   * Report params keys and `ARGOCD_PRINCIPAL_*` / `ARGOCD_AGENT_*` env vars this app does not
+   * read (`LoadedConfig.unused`), telling apart those another app of the family reads, those
+   * of argocd-agent features, and unknown ones; unknown flags name their owner the same way.
+   */
+  readonly unusedNames?: UnusedNameCheck;
 }
 
 export interface LoadedConfig<T extends readonly OptionDef[]> {
@@ -34,6 +46,8 @@ export interface LoadedConfig<T extends readonly OptionDef[]> {
   readonly sources: ConfigSources<T>;
   /** The params file that was read, if any. */
   readonly paramsFile: string | undefined;
+  /** What the params file and env held that this app does not read (with `unusedNames`). */
+  readonly unused: readonly UnusedName[];
 }
 
 type Candidate = { readonly raw: string; readonly source: ValueSource };
@@ -49,7 +63,8 @@ export function loadConfig<const T extends readonly OptionDef[]>(
   assertValidOptionTable(options);
   const ctx = { cwd: opts.cwd ?? process.cwd() };
   const problems: ConfigProblem[] = [];
-  const argv = parseArgv(opts.argv, options);
+  const check = opts.unusedNames;
+  const argv = parseArgv(opts.argv, options, check ? (flag) => describeForeignFlag(check, flag) : undefined);
   for (const message of argv.problems) problems.push({ message });
 
   const params = loadParamsFile(argv.paramsFile, opts, problems);
@@ -95,6 +110,13 @@ export function loadConfig<const T extends readonly OptionDef[]>(
     config: config as InferConfig<T>,
     sources: sources as ConfigSources<T>,
     paramsFile: params?.path,
+    unused: check
+      ? findUnusedNames(options, check, {
+          env: opts.env,
+          params,
+          ...(opts.paramsFileEnv ? { paramsFileEnv: opts.paramsFileEnv } : {}),
+        })
+      : [],
   };
 }
 

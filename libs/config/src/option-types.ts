@@ -4,6 +4,11 @@ import type { BareNumberUnit } from './duration.js';
 export interface OptionCommon {
   /** kebab-case flag name without dashes, e.g. `listen-port`; the config key is its camelCase form. */
   readonly flag: string;
+  /**
+   * Other flag names accepted for this option (argocd-agent's, where it spells the flag
+   * differently); shown next to the flag in help and docs.
+   */
+  readonly aliases?: string | readonly string[];
   /** Environment variable names; the first is primary, the rest are accepted aliases. */
   readonly env?: string | readonly string[];
   /** `argocd-agent-params` keys, e.g. `principal.listen.port`; the first is primary. */
@@ -88,6 +93,12 @@ export interface FileOption extends OptionCommon {
   readonly default?: string;
   /** What must exist at the path; `file` by default. */
   readonly kind?: 'file' | 'directory' | 'any';
+  /**
+   * `false`: the path is only checked by the app, when the feature that uses it is on
+   * (argocd-agent's params ship mount paths such as `/app/config/redis-tls/ca.crt` whether or
+   * not the feature is enabled). Default true.
+   */
+  readonly mustExist?: boolean;
 }
 
 /** JavaScript regular expression syntax (close to, not identical with, Go RE2). */

@@ -1,4 +1,4 @@
-import { editDistance } from './names.js';
+import { editDistance, namesOf } from './names.js';
 import type { OptionDef } from './option-types.js';
 
 /** A flag seen on the command line; repeated flags keep every occurrence in order. */
@@ -19,8 +19,16 @@ export interface ParsedArgv {
  * pflag-style parsing: `--name=value`, `--name value`, `--flag`, `--flag=false`, `--no-flag`, `--`.
  * Like pflag, `--name value` takes the next argument even when it starts with a dash.
  */
-export function parseArgv(argv: readonly string[], options: readonly OptionDef[]): ParsedArgv {
-  const byFlag = new Map(options.map((o) => [o.flag, o]));
+export function parseArgv(
+  argv: readonly string[],
+  options: readonly OptionDef[],
+  describeUnknown: (flag: string) => string | undefined = () => undefined,
+): ParsedArgv {
+  const byFlag = new Map<string, OptionDef>();
+  for (const o of options) {
+    byFlag.set(o.flag, o);
+    for (const alias of namesOf(o.aliases)) byFlag.set(alias, o);
+  }
   const values = new Map<string, FlagValue[]>();
   const problems: string[] = [];
   let paramsFile: string | undefined;
@@ -83,7 +91,8 @@ export function parseArgv(argv: readonly string[], options: readonly OptionDef[]
       else push(negated.flag, { raw: 'false', spelling });
       continue;
     }
-    problems.push(`unknown flag ${spelling}${suggest(name, options)}`);
+    const known = describeUnknown(name);
+    problems.push(`unknown flag ${spelling}${known ? ` (${known})` : suggest(name, options)}`);
   }
   return { values, paramsFile, help, problems };
 }
@@ -105,7 +114,7 @@ function flagOnly(arg: string): string {
 function suggest(name: string, options: readonly OptionDef[]): string {
   let best: string | undefined;
   let bestDistance = 3; // farther than two edits is a guess, not a typo
-  for (const flag of [...options.map((o) => o.flag), 'params-file']) {
+  for (const flag of [...options.flatMap((o) => [o.flag, ...namesOf(o.aliases)]), 'params-file']) {
     const d = editDistance(name, flag);
     if (d < bestDistance) {
       best = flag;

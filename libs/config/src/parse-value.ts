@@ -60,6 +60,7 @@ export function parseOptionValue(opt: OptionDef, raw: string, ctx: ParseContext)
     case 'host-port':
       return parseHostPort(opt, raw.trim());
     case 'file':
+      if (opt.mustExist === false) return raw === '' ? fail('is not a path') : ok(raw);
       return checkPath(raw, opt.kind ?? 'file', ctx);
     case 'regex':
       try {
@@ -173,7 +174,7 @@ function parseHostPort(opt: HostPortOption, raw: string): ParseResult {
   return ok(value);
 }
 
-function checkPath(raw: string, kind: 'file' | 'directory' | 'any', ctx: ParseContext): ParseResult {
+export function checkPath(raw: string, kind: 'file' | 'directory' | 'any', ctx: ParseContext): ParseResult {
   if (raw === '') return fail('is not a path');
   try {
     const st = statSync(resolve(ctx.cwd, raw));

@@ -21,6 +21,8 @@ export function renderHelp(appName: string, options: readonly OptionDef[], help:
     const ph = placeholderOf(opt);
     lines.push(`  --${opt.flag}${ph ? ` ${ph}` : ''}`);
     lines.push(`      ${opt.description}`);
+    const aliases = namesOf(opt.aliases);
+    if (aliases.length > 0) lines.push(`      also: ${aliases.map((a) => `--${a}`).join(', ')}`);
     const facts: string[] = [];
     const constraints = constraintsOf(opt);
     if (constraints) facts.push(constraints);
@@ -57,7 +59,7 @@ export function renderMarkdownTable(options: readonly OptionDef[], help: HelpOpt
       .join(' ');
     rows.push(
       row([
-        `\`--${opt.flag}\``,
+        [opt.flag, ...namesOf(opt.aliases)].map((f) => `\`--${f}\``).join('<br>'),
         code(namesOf(opt.env)),
         code(namesOf(opt.paramsKey)),
         def === undefined ? '' : `\`${def}\``,

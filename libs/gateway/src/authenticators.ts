@@ -8,13 +8,13 @@ import {
   type IdentityResult,
   identityFromBearerToken,
   identityFromPeerCertificate,
-  type TokenAuthority,
+  type TokenVerifier,
 } from '@pullplane/auth';
 import type { Authenticator, AuthOutcome, CallContext } from './caller-auth.js';
 
 export interface AuthenticatorDeps {
   /** Verifies agent tokens (audience `stream-gateway`); required for `--auth=token`. */
-  tokens?: TokenAuthority;
+  tokens?: TokenVerifier;
   /**
    * Accept agent certificates that carry no credential kind (issued by other tooling, e.g.
    * argocd-agent's: CN = agent name). Off by default: such a certificate cannot be told

@@ -89,7 +89,11 @@ export class Gateway {
 
   constructor(private readonly opts: GatewayOptions) {
     this.gatewayId = opts.gatewayId ?? defaultGatewayId();
-    this.metrics = createGatewayMetrics(opts.registry, () => this.registry.size);
+    this.metrics = createGatewayMetrics(
+      opts.registry,
+      () => this.registry.size,
+      () => this.sessions().map((s) => s.agent),
+    );
     const replacements = new ReplacementWatch({
       windowMs: opts.flappingWindowMs ?? 60_000,
       threshold: opts.flappingThreshold ?? 3,

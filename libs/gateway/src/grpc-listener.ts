@@ -19,6 +19,8 @@ export interface ListenerTls {
    * established connection), so per-call authentication need not parse it again.
    */
   authorize?: (peer: tls.PeerCertificate) => AuthOutcome;
+  /** TLS versions and cipher suites (default: TLS 1.2 and up, Node's suites). */
+  protocol?: { minVersion: tls.SecureVersion; maxVersion?: tls.SecureVersion; ciphers?: string };
 }
 
 export interface GrpcListenerOptions {
@@ -76,7 +78,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
       requestCert: t.requireClientCert,
       rejectUnauthorized: false,
       ALPNProtocols: ['h2'],
-      minVersion: 'TLSv1.2',
+      ...protocolOf(t),
     });
     tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
       if (t.requireClientCert && !socket.authorized) {
@@ -146,7 +148,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
         cert: material.cert,
         key: material.key,
         ...(material.ca ? { ca: material.ca } : {}),
-        minVersion: 'TLSv1.2',
+        ...protocolOf(opts.tls!),
       });
       log.info('TLS material reloaded');
     },
@@ -163,5 +165,15 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
         }, graceMs + 50).unref();
       });
     },
+  };
+}
+
+function protocolOf(t: ListenerTls): tls.SecureContextOptions {
+  const p = t.protocol;
+  if (!p) return { minVersion: 'TLSv1.2' };
+  return {
+    minVersion: p.minVersion,
+    ...(p.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p.ciphers ? { ciphers: p.ciphers } : {}),
   };
 }

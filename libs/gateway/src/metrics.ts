@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { type ArgocdAgentGatewayMetrics, argocdAgentGatewayMetrics } from './argocd-agent-metrics.js';
 
 export interface GatewayMetrics {
   connectedAgents: Gauge;
@@ -11,6 +12,8 @@ export interface GatewayMetrics {
   strayCalls: Counter<'listener'>;
   tunnelReplacements: Counter;
   tunnelFlapping: Counter;
+  /** argocd-agent's names for the same facts. */
+  argocdAgent: ArgocdAgentGatewayMetrics;
 }
 
 function counter<L extends string>(
@@ -26,7 +29,11 @@ function counter<L extends string>(
 }
 
 /** Metrics are looked up before creation: the all-in-one mode shares one registry. */
-export function createGatewayMetrics(registry: Registry, sessions: () => number): GatewayMetrics {
+export function createGatewayMetrics(
+  registry: Registry,
+  sessions: () => number,
+  agents: () => Iterable<string> = () => [],
+): GatewayMetrics {
   const name = 'pullplane_gateway_connected_agents';
   const connectedAgents =
     (registry.getSingleMetric(name) as Gauge | undefined) ??
@@ -40,6 +47,7 @@ export function createGatewayMetrics(registry: Registry, sessions: () => number)
     });
   return {
     connectedAgents,
+    argocdAgent: argocdAgentGatewayMetrics(registry, sessions, agents),
     authFailures: counter(
       registry,
       'pullplane_gateway_auth_failures_total',

@@ -144,6 +144,7 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     },
     'agent connected',
   );
+  opts.metrics.argocdAgent.connected(agent);
   if (credential === 'unmarked') {
     log.warn(
       { agent },

@@ -14,10 +14,12 @@ export interface AgentOpener {
 export interface AgentReply {
   raw: Buffer;
   value: RespValue;
+  /** Set when the proxy answered for the agent (not connected, timed out, failed): not the agent's Redis. */
+  failed?: true;
 }
 
 export function errorAsReply(message: string): AgentReply {
-  return { raw: errorReply(message), value: { type: 'error', value: message } };
+  return { raw: errorReply(message), value: { type: 'error', value: message }, failed: true };
 }
 
 /** The one place where tunnel failures become Redis errors. */

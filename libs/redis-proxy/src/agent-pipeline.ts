@@ -168,7 +168,8 @@ export class AgentPipelines {
 
   constructor(
     private readonly opts: Omit<AgentPipelineOptions, 'agent' | 'protocol' | 'onClosed'> & {
-      onReply: (seconds: number) => void;
+      /** Every reply: how long it took, for which agent and command, and whether the proxy answered it as a failure. */
+      onReply: (seconds: number, agent: string, command: Buffer | undefined, failed: boolean) => void;
     },
   ) {}
 
@@ -199,7 +200,7 @@ export class AgentPipelines {
     }
     const started = performance.now();
     return pipeline.call(args).then((reply) => {
-      this.opts.onReply((performance.now() - started) / 1000);
+      this.opts.onReply((performance.now() - started) / 1000, agent, args[0], reply.failed === true);
       return reply;
     });
   }

@@ -13,6 +13,10 @@ export interface AgentSubscriptionsOptions {
   onMessage: (message: PubSubMessage) => void;
   /** Largest message accepted from an agent. */
   maxMessageBytes: number;
+  /** Each attempt to open a subscription stream to an agent (`failed`: it could not be opened). */
+  onStream?: (agent: string, command: 'subscribe' | 'psubscribe', failed: boolean) => void;
+  /** An open subscription stream broke (it is opened again). */
+  onStreamLost?: (agent: string, command: 'subscribe' | 'psubscribe') => void;
   /** Retry delays while an agent is away or its stream failed. */
   minRetryMs?: number;
   maxRetryMs?: number;
@@ -85,6 +89,10 @@ class AgentSubscription {
     this.attempt();
   }
 
+  private get command(): 'subscribe' | 'psubscribe' {
+    return this.kind === 'channel' ? 'subscribe' : 'psubscribe';
+  }
+
   close(): void {
     this.closed = true;
     this.live = false;
@@ -124,9 +132,11 @@ class AgentSubscription {
         },
       });
     } catch (err) {
+      this.opts.onStream?.(this.agent, this.command, true);
       this.retry(tunnelFailure(this.agent, err));
       return;
     }
+    this.opts.onStream?.(this.agent, this.command, false);
     this.stream = stream;
     const decoder = new RespDecoder({
       maxBulkLength: this.opts.maxMessageBytes,
@@ -151,6 +161,7 @@ class AgentSubscription {
     stream.on('end', () => stream.destroy());
     stream.on('close', () => {
       if (this.stream !== stream) return;
+      if (stream.errored) this.opts.onStreamLost?.(this.agent, this.command);
       this.retry(
         stream.errored ? tunnelFailure(this.agent, stream.errored) : 'the agent ended the subscription',
       );

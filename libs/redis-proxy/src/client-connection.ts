@@ -115,7 +115,10 @@ export class ClientConnection {
       opener: ctx.opener,
       timeoutMs: ctx.requestTimeoutMs,
       maxReplyBytes: limits.maxBulkLength * 2,
-      onReply: (seconds) => ctx.metrics.agentSeconds.observe(seconds),
+      onReply: (seconds, agent, command, failed) => {
+        ctx.metrics.agentSeconds.observe(seconds);
+        ctx.metrics.agentCommand?.(agent, command, failed);
+      },
       onDrain: () => this.checkInput(),
     });
     this.txTargets = {

@@ -27,6 +27,8 @@ const AGENT_COMMANDS = new Map<string, AgentCommand>([
   ['exists', { keys: 'all', merge: 'sum' }],
   ['mget', { keys: 'all', merge: 'mget' }],
 ]);
+/** The names of the commands served for agent keys (lower case). */
+export const AGENT_COMMAND_NAMES: readonly string[] = [...AGENT_COMMANDS.keys()];
 
 /** One destination's share of a split command: `agent` undefined means the principal. */
 export interface SplitPart {

@@ -18,7 +18,13 @@ export {
 } from './key-routing.js';
 export { REPORTED_REDIS_VERSION } from './local-commands.js';
 export { DEFAULT_LIMITS, type LimitName, type ProxyLimits } from './proxy-context.js';
-export { createRedisProxy, isLoopback, type RedisProxy, type RedisProxyOptions } from './redis-proxy.js';
+export {
+  createRedisProxy,
+  isLoopback,
+  type RedisProxy,
+  type RedisProxyOptions,
+  type RedisProxyTls,
+} from './redis-proxy.js';
 export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
 export {
   type PubSubKind,

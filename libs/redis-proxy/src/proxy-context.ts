@@ -75,6 +75,8 @@ export type LimitName =
 export interface ConnectionMetrics {
   routed: Record<'local' | 'principal' | 'agent' | 'split' | 'refused', { inc(): void }>;
   agentSeconds: { observe(seconds: number): void };
+  /** A command sent to an agent (argocd-agent's per-agent counters); `failed`: the agent did not answer it. */
+  agentCommand?(agent: string, command: Buffer | undefined, failed: boolean): void;
   protocolErrors: { inc(): void };
   /** A command refused by name: not allowed, or sent before AUTH. */
   commandRefused(command: string, reason: 'not_allowed' | 'unauthenticated'): void;

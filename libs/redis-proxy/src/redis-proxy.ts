@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentOpener } from './agent-call.js';
 import { AgentSubscriptions } from './agent-subscriptions.js';
+import { argocdAgentRedisProxyMetrics } from './argocd-agent-metrics.js';
 import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
 import { CommandPolicy } from './command-policy.js';
@@ -22,6 +23,19 @@ import type { RedisEndpoint } from './redis-socket.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 import { SubscriptionHub } from './subscription-hub.js';
 
+export interface RedisProxyTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca?: string | Buffer;
+  /** TLS versions and cipher suites (default: Node's). */
+  protocol?: { minVersion: tls.SecureVersion; maxVersion?: tls.SecureVersion; ciphers?: string };
+  /**
+   * Decides whether a verified client certificate may use the proxy (e.g. only callers, never
+   * an agent's certificate of the same CA): a reason to refuse, or undefined.
+   */
+  authorizeClient?: (peer: tls.PeerCertificate) => string | undefined;
+}
+
 export interface RedisProxyOptions {
   /** Opens streams to agents (AgentRouter). */
   router: AgentOpener;
@@ -30,7 +44,7 @@ export interface RedisProxyOptions {
   host: string;
   port: number;
   /** TLS for clients; with `ca`, clients must present a certificate that chains to it. */
-  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  tls?: RedisProxyTls;
   /** The principal Redis; its `password` is what the proxy uses there. */
   principal: RedisEndpoint;
   /** Required from clients when set (`AUTH <password>` or `HELLO 3 AUTH default <password>`). */
@@ -54,6 +68,8 @@ export interface RedisProxy {
   /** Upstream subscriptions this replica holds: principal channels/patterns, agent streams. */
   readonly subscriptions: { principal: number; agents: number };
   listen(): Promise<void>;
+  /** New certificate, key or CA for connections from now on (rotation without a restart). */
+  reloadTls(material: Pick<RedisProxyTls, 'cert' | 'key' | 'ca'>): void;
   /** Stops accepting; each connection closes once its owed replies are sent, the rest after `graceMs`. */
   close(graceMs?: number): Promise<void>;
 }
@@ -117,7 +133,13 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       routed[route]++;
     },
   });
+  // Only agents presence knows get a series of their own: keys can name any agent.
+  const compat = argocdAgentRedisProxyMetrics(
+    opts.registry,
+    (agent) => opts.router.lookup(agent) !== undefined,
+  );
   const metrics: ConnectionMetrics = {
+    agentCommand: (agent, command, failed) => compat.command(agent, command, failed),
     routed: {
       local: counter('local'),
       principal: counter('principal'),
@@ -151,6 +173,8 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     logger: log.child({ component: 'agent-pubsub' }),
     onMessage: (m) => agentHub.dispatch(m),
     maxMessageBytes: limits.maxBulkLength,
+    onStream: (agent, command, failed) => compat.command(agent, command, failed),
+    onStreamLost: (agent, command) => compat.failed(agent, command),
   });
   agentHub = new SubscriptionHub(agentSubs);
 
@@ -177,7 +201,19 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     maxBulkLength: limits.maxBulkLength * 2,
   });
   const clients = new Set<ClientConnection>();
+  const authorize = opts.tls?.authorizeClient;
   const accept = (socket: Socket) => {
+    if (authorize && opts.tls?.ca) {
+      const reason = authorize((socket as tls.TLSSocket).getPeerCertificate());
+      if (reason !== undefined) {
+        log.warn(
+          { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason },
+          'redis proxy refused a client certificate',
+        );
+        socket.destroy();
+        return;
+      }
+    }
     if (clients.size >= maxClients) {
       metrics.limitHit('max_clients');
       socket.end('-ERR max number of clients reached\r\n');
@@ -195,9 +231,8 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
   if (opts.tls) {
     server = tls.createServer(
       {
-        cert: opts.tls.cert,
-        key: opts.tls.key,
-        ...(opts.tls.ca ? { ca: opts.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+        ...secureContext(opts.tls),
+        ...(opts.tls.ca ? { requestCert: true, rejectUnauthorized: true } : {}),
       },
       accept,
     );
@@ -217,6 +252,12 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     },
     get subscriptions() {
       return { principal: principalHub.size, agents: agentSubs.size };
+    },
+    reloadTls(material) {
+      if (!opts.tls)
+        throw new RedisProxyError(RedisProxyErrorCode.NOT_LISTENING, 'the redis proxy serves plaintext');
+      (server as tls.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      log.info('redis proxy TLS material reloaded');
     },
     listen() {
       return new Promise((resolve, reject) => {
@@ -258,4 +299,16 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
 export function isLoopback(host: string): boolean {
   const h = host.toLowerCase();
   return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+function secureContext(t: RedisProxyTls): tls.SecureContextOptions {
+  const p = t.protocol;
+  return {
+    cert: t.cert,
+    key: t.key,
+    ...(t.ca ? { ca: t.ca } : {}),
+    ...(p ? { minVersion: p.minVersion } : {}),
+    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
+  };
 }

@@ -1,6 +1,13 @@
 import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
+  ARGOCD_AGENT_AGENT_NAME_LABEL,
+  adoptedClusterSecret,
+  isAdopted,
+  isArgocdAgentClusterSecret,
+} from './argocd-agent-adoption.js';
+import {
+  AGENT_LABEL,
   type ClusterCredentials,
   clusterSecret,
   EXPIRES_ANNOTATION,
@@ -19,8 +26,8 @@ export interface ClusterRegistrarOptions {
   caPem?: string;
   /** Fresh credentials for an agent (called only when a Secret must be written). */
   credentialsFor: (agent: string) => Promise<ClusterCredentials>;
-  /** Digest of what credentials derive from; a change means "rotate". */
-  fingerprint: string;
+  /** Digest of what credentials derive from; a change means "rotate" (a function: asked on every check). */
+  fingerprint: string | (() => string);
   /**
    * For credentials that expire (`credentialsFor` returns `expiresAt`): a Secret whose
    * credentials have less than this left, or that carries no expiry at all (written before
@@ -30,9 +37,15 @@ export interface ClusterRegistrarOptions {
   logger: Logger;
   /** Injectable clock for tests. */
   now?: () => Date;
+  /**
+   * Take over the cluster Secrets argocd-agent wrote (label
+   * `argocd-agent.argoproj-labs.io/agent-name`): keep their name and `server`, replace their
+   * credentials with ours. Without it they are left alone like any Secret not ours.
+   */
+  adoptArgocdAgentSecrets?: boolean;
 }
 
-export type EnsureResult = 'created' | 'updated' | 'unchanged' | 'foreign';
+export type EnsureResult = 'created' | 'updated' | 'unchanged' | 'foreign' | 'adopted';
 export type RemoveResult = 'deleted' | 'absent' | 'foreign';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -83,6 +96,11 @@ export class ClusterRegistrar {
     return this.ensure(agent);
   }
 
+  private fingerprint(): string {
+    const f = this.opts.fingerprint;
+    return typeof f === 'function' ? f() : f;
+  }
+
   private now(): number {
     return (this.opts.now?.() ?? new Date()).getTime();
   }
@@ -94,9 +112,17 @@ export class ClusterRegistrar {
   }
 
   private async reconcile(agent: string, attempt = 0): Promise<EnsureResult> {
-    const { namespace, logger } = this.opts;
-    const name = secretName(agent);
-    const existing = await this.read(name);
+    const { logger } = this.opts;
+    const existing = await this.locate(agent);
+    const name = existing?.metadata?.name ?? secretName(agent);
+    if (
+      existing &&
+      !isOurs(existing) &&
+      this.opts.adoptArgocdAgentSecrets &&
+      isArgocdAgentClusterSecret(existing, agent)
+    ) {
+      return this.write(agent, existing, attempt, 'adopted');
+    }
     if (existing && !isOurs(existing)) {
       logger.warn(
         { agent, secret: name },
@@ -106,20 +132,38 @@ export class ClusterRegistrar {
     }
     if (
       existing &&
-      existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.opts.fingerprint &&
+      existing.metadata?.annotations?.[FINGERPRINT_ANNOTATION] === this.fingerprint() &&
       !this.expiring(existing)
     ) {
       this.note(agent, existing);
       return 'unchanged';
     }
-    const body = clusterSecret({
+    return this.write(agent, existing, attempt, existing ? 'updated' : 'created');
+  }
+
+  /** Creates, rewrites or adopts the agent's Secret; a conflicting write by another replica is re-read. */
+  private async write(
+    agent: string,
+    existing: V1Secret | undefined,
+    attempt: number,
+    outcome: 'created' | 'updated' | 'adopted',
+  ): Promise<EnsureResult> {
+    const { namespace, logger } = this.opts;
+    const name = existing?.metadata?.name ?? secretName(agent);
+    const spec = {
       agent,
       namespace,
       server: this.opts.serverFor(agent),
       credentials: await this.opts.credentialsFor(agent),
       ...(this.opts.caPem ? { caPem: this.opts.caPem } : {}),
-      fingerprint: this.opts.fingerprint,
-    }) as V1Secret;
+      fingerprint: this.fingerprint(),
+    };
+    // An adopted Secret keeps argocd-agent's name and `server` on every rewrite.
+    const body = (
+      existing && (outcome === 'adopted' || isAdopted(existing))
+        ? adoptedClusterSecret(existing, spec)
+        : clusterSecret(spec)
+    ) as V1Secret;
     try {
       if (!existing) {
         await this.api.createNamespacedSecret({ namespace, body });
@@ -132,9 +176,11 @@ export class ClusterRegistrar {
       this.note(agent, body);
       logger.info(
         { agent, secret: name, expiresAt: body.metadata?.annotations?.[EXPIRES_ANNOTATION] },
-        'refreshed cluster secret (credentials rotated or about to expire)',
+        outcome === 'adopted'
+          ? "adopted argocd-agent's cluster secret: its credentials are now a caller token (name and server kept)"
+          : 'refreshed cluster secret (credentials rotated or about to expire)',
       );
-      return 'updated';
+      return outcome;
     } catch (err) {
       // Another replica wrote first (409): look again rather than overwrite.
       if (status(err) === 409 && attempt < 3) return this.reconcile(agent, attempt + 1);
@@ -156,10 +202,35 @@ export class ClusterRegistrar {
     return !Number.isFinite(expires) || expires - this.now() <= margin;
   }
 
-  /** Deletes the agent's cluster Secret if pullplane created it. */
+  /**
+   * The agent's Secret: `cluster-<agent>`, or (when adopting) the one labelled for the agent by
+   * argocd-agent or by us under another name.
+   */
+  private async locate(agent: string): Promise<V1Secret | undefined> {
+    const byName = await this.read(secretName(agent));
+    if (byName || !this.opts.adoptArgocdAgentSecrets) return byName;
+    for (const label of [AGENT_LABEL, ARGOCD_AGENT_AGENT_NAME_LABEL]) {
+      const list = await this.api
+        .listNamespacedSecret({ namespace: this.opts.namespace, labelSelector: `${label}=${agent}` })
+        .catch((err: unknown) => {
+          throw new RegistrationError(
+            RegistrationErrorCode.API_FAILED,
+            `listing cluster secrets of ${agent} failed: ${String(err)}`,
+            { cause: err },
+          );
+        });
+      const found = list.items.find(
+        (s) => s.metadata?.labels?.['argocd.argoproj.io/secret-type'] === 'cluster',
+      );
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Deletes the agent's cluster Secret if pullplane created (or adopted) it. */
   async remove(agent: string): Promise<RemoveResult> {
-    const name = secretName(agent);
-    const existing = await this.read(name);
+    const existing = await this.locate(agent);
+    const name = existing?.metadata?.name ?? secretName(agent);
     if (!existing) return 'absent';
     if (!isOurs(existing)) return 'foreign';
     try {

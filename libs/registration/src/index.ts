@@ -1,4 +1,11 @@
 export {
+  ADOPTED_ANNOTATION,
+  ARGOCD_AGENT_AGENT_NAME_LABEL,
+  adoptedClusterSecret,
+  isAdopted,
+  isArgocdAgentClusterSecret,
+} from './argocd-agent-adoption.js';
+export {
   ClusterRegistrar,
   type ClusterRegistrarOptions,
   type EnsureResult,

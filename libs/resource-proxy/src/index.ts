@@ -5,5 +5,6 @@ export {
   createResourceProxy,
   type ResourceProxy,
   type ResourceProxyOptions,
+  type ResourceProxyTls,
   type StreamOpener,
 } from './resource-proxy.js';

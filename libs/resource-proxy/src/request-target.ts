@@ -7,14 +7,14 @@ import {
   type HeaderAuthMethod,
   identityFromPeerCertificate,
   isDnsLabel,
-  type TokenAuthority,
   TokenError,
+  type TokenVerifier,
 } from '@pullplane/auth';
 import type { ProxyFailure } from './errors.js';
 
 export interface CallerAuthOptions {
   /** Verifies caller tokens (audience `resource-proxy`); give it a deny list for revocation. */
-  tokens?: TokenAuthority;
+  tokens?: TokenVerifier;
   /** Mesh mode: the caller's identity header, and who may use the proxy that way. */
   meshIdentity?: { method: HeaderAuthMethod; allowed: readonly string[] };
   /** Revoked agents are unreachable whatever the caller's credentials. */
@@ -37,6 +37,8 @@ export interface ResolvedTarget {
 }
 
 const PREFIX = /^\/(?:k8s\/)?clusters\/([^/]*)(\/.*)?$/;
+/** argocd-agent's cluster Secrets address an agent as `server: https://<proxy>?agentName=<agent>`. */
+const AGENT_NAME_PARAM = 'agentName';
 
 /**
  * Rejects anything that could walk out of the intended path after decoding: dot segments,
@@ -63,7 +65,8 @@ export function checkPath(rawPath: string): string | undefined {
  * Works out who is asking and for which agent, never routing to an agent the caller is not
  * bound to: a caller certificate binds to the agent named by its CN; a token to the agents
  * it lists; a mesh identity on the allow-list to any agent named in the path. A revoked
- * agent is refused to everyone.
+ * agent is refused to everyone. The agent is named by `/clusters/<agent>/…`, or by
+ * argocd-agent's `?agentName=<agent>` (removed before the request goes on); both must agree.
  */
 export async function resolveTarget(
   req: IncomingMessage,
@@ -87,6 +90,21 @@ export async function resolveTarget(
     }
     path = (m[2] ?? '/') + raw.slice(pathOnly.length);
   }
+  const query = agentNameQuery(path);
+  if (!query.ok) return { ok: false, failure: { name: 'BAD_PATH', detail: query.detail } };
+  if (query.agent !== undefined) {
+    if (agentFromPath !== undefined && agentFromPath !== query.agent) {
+      return {
+        ok: false,
+        failure: {
+          name: 'BAD_PATH',
+          detail: `the path names agent ${agentFromPath} but ?${AGENT_NAME_PARAM}= names ${query.agent}`,
+        },
+      };
+    }
+    agentFromPath = query.agent;
+    path = query.path;
+  }
 
   const caller = await identifyCaller(req, opts);
   if (!caller.ok) return caller;
@@ -97,7 +115,7 @@ export async function resolveTarget(
       ok: false,
       failure: {
         name: 'BAD_PATH',
-        detail: 'name the agent with /clusters/<agent>/… for credentials that cover several agents',
+        detail: `name the agent with /clusters/<agent>/… or ?${AGENT_NAME_PARAM}=<agent> for credentials that cover several agents`,
       },
     };
   }
@@ -118,20 +136,18 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
   const socket = req.socket as Partial<TLSSocket>;
   const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
   const presented = peer && Object.keys(peer).length > 0;
-  if (presented) {
-    if (!socket.authorized) {
-      return {
-        ok: false,
-        failure: {
-          name: 'BAD_CREDENTIALS',
-          detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
-        },
-      };
-    }
-    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
-    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
-    return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
+  // A certificate the TLS layer could not verify is refused whatever else comes with it.
+  if (presented && !socket.authorized) {
+    return {
+      ok: false,
+      failure: {
+        name: 'BAD_CREDENTIALS',
+        detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
+      },
+    };
   }
+  // The token first, as argocd-agent checks it: its cluster Secrets carry a token and a
+  // shared client certificate, and the token is what names the agent.
   if (req.headers.authorization !== undefined) {
     if (!opts.tokens)
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };
@@ -145,6 +161,11 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail } };
     }
   }
+  if (presented) {
+    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
+    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
+    return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
+  }
   if (opts.meshIdentity && req.headers[opts.meshIdentity.method.header] !== undefined) {
     const id = extractHeaderIdentity(opts.meshIdentity.method, req.headers);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
@@ -157,4 +178,38 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
     return { ok: true, identity: id.identity.agent, via: 'mesh', agents: '*' };
   }
   return { ok: false, failure: { name: 'NO_CREDENTIALS' } };
+}
+
+/** `?agentName=<agent>`: the agent, and the path with the parameter removed. */
+function agentNameQuery(
+  path: string,
+): { ok: true; agent?: string; path: string } | { ok: false; detail: string } {
+  const q = path.indexOf('?');
+  if (q < 0) return { ok: true, path };
+  const params = new URLSearchParams(path.slice(q + 1));
+  const values = params.getAll(AGENT_NAME_PARAM);
+  if (values.length === 0) return { ok: true, path };
+  const agent = values[0]!;
+  if (values.length > 1 || !isDnsLabel(agent)) {
+    return { ok: false, detail: `?${AGENT_NAME_PARAM}= must name one agent (a DNS label)` };
+  }
+  // Remove just that parameter, leaving the others exactly as sent.
+  const kept = path
+    .slice(q + 1)
+    .split('&')
+    .filter((p) => p !== '' && paramName(p) !== AGENT_NAME_PARAM);
+  return {
+    ok: true,
+    agent,
+    path: kept.length > 0 ? `${path.slice(0, q)}?${kept.join('&')}` : path.slice(0, q),
+  };
+}
+
+function paramName(pair: string): string {
+  const raw = pair.split('=')[0]!.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }

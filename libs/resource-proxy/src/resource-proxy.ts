@@ -2,16 +2,26 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { SecureVersion } from 'node:tls';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { argocdAgentResourceProxyMetrics } from './argocd-agent-metrics.js';
 import { fromTunnelError, type ProxyFailure, statusBody } from './errors.js';
 import { type CallerAuthOptions, type ResolvedTarget, resolveTarget } from './request-target.js';
 
 export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
+}
+
+export interface ResourceProxyTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca?: string | Buffer;
+  /** TLS versions and cipher suites (default: TLS 1.2 and up, Node's suites). */
+  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
 }
 
 export interface ResourceProxyOptions {
@@ -20,14 +30,22 @@ export interface ResourceProxyOptions {
   registry: Registry;
   host: string;
   port: number;
-  /** TLS for callers; client certificates are requested and verified against `ca`. */
-  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  /**
+   * TLS for callers; client certificates are requested and verified against `ca` (without
+   * one, no certificate is trusted: callers use tokens).
+   */
+  tls?: ResourceProxyTls;
   auth: CallerAuthOptions;
   /** Non-streaming requests fail with 504 when no response head arrives in time. */
   requestTimeoutMs: number;
   maxRequestBodyBytes: number;
   /** Callers allowed to send Impersonate-* headers through (empty: stripped for all). */
   impersonators?: readonly string[];
+  /**
+   * Agents known to presence: only they get their own `agent_name` series in argocd-agent's
+   * metrics (others share `_unknown`, so made-up names cannot grow them). Default: all.
+   */
+  isKnownAgent?: (agent: string) => boolean;
 }
 
 /**
@@ -58,6 +76,8 @@ const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/
 
 export interface ResourceProxy {
   readonly port: number;
+  /** New certificate, key or CA for connections from now on (rotation without a restart). */
+  reloadTls(material: Pick<ResourceProxyTls, 'cert' | 'key' | 'ca'>): void;
   listen(): Promise<void>;
   /** Stops accepting; in-flight requests (watches too) get `graceMs`, then are cut. */
   close(graceMs?: number): Promise<void>;
@@ -87,6 +107,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     labelNames: ['method'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
   });
+  const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
   const strip = new Set(STRIP);
@@ -129,12 +150,14 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         res.destroy();
       }
       audit(code, { error: f.detail ?? f.name });
+      if (target) compat.failed(target.agent, f.name);
       req.resume();
     };
 
     const resolved = await resolveTarget(req, opts.auth);
     if (!resolved.ok) return fail(resolved.failure);
     target = resolved.target;
+    compat.request(target.agent);
     if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade)
       return fail({ name: 'UNSUPPORTED' });
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -231,6 +254,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         // Mid-body failure: the status line is gone, so the only honest signal is a cut.
         res.destroy();
         audit(head.status, { error: stream.errored.message });
+        // A caller that went away cancelled the stream itself: not the agent's failure.
+        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
+        if (!cancelled) compat.failed(target!.agent, 'MID_BODY');
       }
     });
   };
@@ -247,9 +273,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const server = opts.tls
     ? https.createServer(
         {
-          cert: opts.tls.cert,
-          key: opts.tls.key,
-          ...(opts.tls.ca ? { ca: opts.tls.ca } : {}),
+          ...secureContext(opts.tls),
           requestCert: true,
           rejectUnauthorized: false,
         },
@@ -275,6 +299,11 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     get port() {
       return (server.address() as AddressInfo | null)?.port ?? 0;
     },
+    reloadTls(material) {
+      if (!opts.tls) throw new Error('the resource proxy serves plaintext: no TLS to reload');
+      (server as https.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      log.info('resource proxy TLS material reloaded');
+    },
     listen() {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -298,5 +327,18 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         }, graceMs).unref();
       });
     },
+  };
+}
+
+/** Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens. */
+function secureContext(t: ResourceProxyTls) {
+  const p = t.protocol;
+  return {
+    cert: t.cert,
+    key: t.key,
+    ca: t.ca ?? [],
+    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
+    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
   };
 }

@@ -1,3 +1,4 @@
+export { AgentCounterChildren, UNKNOWN_AGENT_LABEL } from './agent-label-children.js';
 export { DuplicateCheckError, MetricConflictError, OpsServerStateError, TelemetryError } from './errors.js';
 export {
   type CheckReport,
@@ -22,6 +23,7 @@ export {
   getOrCreateGauge,
   getOrCreateHistogram,
   getOrCreateSummary,
+  type MetricNameOptions,
   metricName,
 } from './metrics.js';
 export {

@@ -52,14 +52,20 @@ export function metricName(registry: Registry, name: string): string {
 
 type MetricClass<M> = abstract new (...args: never[]) => M;
 
+/** `prefix: false` registers the name exactly as given (argocd-agent's `argocd_*` names). */
+export interface MetricNameOptions {
+  readonly prefix?: false;
+}
+
 function getOrCreate<M>(
   registry: Registry,
   kind: MetricClass<M>,
   kindName: string,
   config: { name: string; labelNames?: readonly string[] },
   create: (name: string) => M,
+  naming: MetricNameOptions = {},
 ): M {
-  const name = metricName(registry, config.name);
+  const name = naming.prefix === false ? config.name : metricName(registry, config.name);
   const existing = registry.getSingleMetric(name);
   if (existing === undefined) return create(name);
   if (!(existing instanceof kind)) {
@@ -83,19 +89,31 @@ function getOrCreate<M>(
 export function getOrCreateCounter<T extends string = string>(
   registry: Registry,
   config: Omit<CounterConfiguration<T>, 'registers'>,
+  naming?: MetricNameOptions,
 ): Counter<T> {
-  return getOrCreate(registry, Counter<T>, 'counter', config, (name) => {
-    return new Counter<T>({ ...config, name, registers: [registry] });
-  });
+  return getOrCreate(
+    registry,
+    Counter<T>,
+    'counter',
+    config,
+    (name) => new Counter<T>({ ...config, name, registers: [registry] }),
+    naming,
+  );
 }
 
 export function getOrCreateGauge<T extends string = string>(
   registry: Registry,
   config: Omit<GaugeConfiguration<T>, 'registers'>,
+  naming?: MetricNameOptions,
 ): Gauge<T> {
-  return getOrCreate(registry, Gauge<T>, 'gauge', config, (name) => {
-    return new Gauge<T>({ ...config, name, registers: [registry] });
-  });
+  return getOrCreate(
+    registry,
+    Gauge<T>,
+    'gauge',
+    config,
+    (name) => new Gauge<T>({ ...config, name, registers: [registry] }),
+    naming,
+  );
 }
 
 export function getOrCreateHistogram<T extends string = string>(

@@ -1,4 +1,20 @@
 export {
+  ARGOCD_AGENT_AGENT_ENV,
+  ARGOCD_AGENT_AGENT_NAME_LABEL,
+  ARGOCD_AGENT_AGENT_PARAMS,
+  ARGOCD_AGENT_PRINCIPAL_ENV,
+  ARGOCD_AGENT_PRINCIPAL_PARAMS,
+  ARGOCD_AGENT_SELF_REGISTERED_LABEL,
+  type ArgocdAgentSecrets,
+  argocdAgentAgentManifests,
+  argocdAgentPrincipalManifests,
+  argocdAgentResourceProxyToken,
+  argocdAgentSecrets,
+  envFromParams,
+  type Manifest,
+  manifestsToYaml,
+} from './argocd-agent/install.js';
+export {
   addCustomResource,
   buildKubeconfig,
   type CustomResourceOptions,
@@ -25,6 +41,7 @@ export {
   spawnKubectl,
   startFakeKubeApiServer,
 } from './kube/index.js';
+export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
 export { freePort } from './launchers/free-port.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
 export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';

@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import path from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { freePort } from './free-port.js';
 import {
   findBinary,
@@ -14,6 +17,11 @@ export interface RedisServerOptions {
   password?: string;
   /** TCP port; a free one is picked when omitted (`--port 0` would disable TCP). */
   port?: number;
+  /**
+   * Serve TLS only (`--tls-port`, plain TCP off), as Argo CD's argocd-redis with TLS; `ca`
+   * verifies the server in the readiness check. Clients need no certificate.
+   */
+  tls?: { cert: string; key: string; ca: string };
   /** Extra command-line arguments, appended last. */
   args?: string[];
   startTimeoutMs?: number;
@@ -39,9 +47,9 @@ function encodeCommand(...parts: string[]): string {
 }
 
 /** Sends [AUTH] PING over a raw socket; true once the server answers +PONG. */
-function ping(host: string, port: number, password?: string): Promise<boolean> {
+function ping(host: string, port: number, password?: string, ca?: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
+    const socket = ca ? tlsConnect({ host, port, ca, servername: 'localhost' }) : connect({ host, port });
     let reply = '';
     const done = (ok: boolean) => {
       socket.destroy();
@@ -49,7 +57,7 @@ function ping(host: string, port: number, password?: string): Promise<boolean> {
     };
     socket.setTimeout(1000, () => done(false));
     socket.on('error', () => done(false));
-    socket.on('connect', () => {
+    socket.on(ca ? 'secureConnect' : 'connect', () => {
       socket.write((password ? encodeCommand('AUTH', password) : '') + encodeCommand('PING'));
     });
     socket.on('data', (chunk) => {
@@ -70,7 +78,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let proc: TrackedProcess | undefined;
 
   const launch = async () => {
-    const args = ['--port', String(port), '--bind', host, '--save', '', '--appendonly', 'no', '--dir', dir];
+    const args = options.tls
+      ? ['--port', '0', '--tls-port', String(port), ...tlsArgs(dir, options.tls)]
+      : ['--port', String(port)];
+    args.push('--bind', host, '--save', '', '--appendonly', 'no', '--dir', dir);
     args.push('--daemonize', 'no', '--protected-mode', 'no');
     if (options.password !== undefined) args.push('--requirepass', options.password);
     args.push(...(options.args ?? []));
@@ -79,7 +90,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     await waitUntilReady(
       started,
       `redis-server on port ${port}`,
-      () => ping(host, port, options.password),
+      () => ping(host, port, options.password, options.tls?.ca),
       timeoutMs,
     );
   };
@@ -103,4 +114,22 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     },
     isRunning: () => proc?.isRunning() ?? false,
   };
+}
+
+function tlsArgs(dir: string, tls: { cert: string; key: string; ca: string }): string[] {
+  const file = (name: string, body: string) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, body);
+    return p;
+  };
+  return [
+    '--tls-cert-file',
+    file('tls.crt', tls.cert),
+    '--tls-key-file',
+    file('tls.key', tls.key),
+    '--tls-ca-cert-file',
+    file('ca.crt', tls.ca),
+    '--tls-auth-clients',
+    'no',
+  ];
 }

@@ -1,0 +1,182 @@
+import {
+  CALLER_TOKEN_AUDIENCE,
+  type DenyList,
+  ReloadableTokenVerifier,
+  TOKEN_ISSUER,
+  TokenAuthority,
+  type TokenVerifier,
+  verifierByIssuer,
+} from '@pullplane/auth';
+import {
+  caBundleSpec,
+  type KeyPair,
+  keyPairSpec,
+  kubeApiConfigured,
+  loadKubeAccess,
+  type Material,
+  openMaterial,
+  SecretStore,
+  signingKeySpec,
+} from '@pullplane/tls-material';
+import type { Logger } from 'pino';
+import type { ResourceProxyConfig } from './app.js';
+
+/** argocd-agent's principal signs the tokens of its cluster Secrets with this issuer and audience. */
+export const ARGOCD_AGENT_TOKEN_ISSUER = 'argocd-agent-server';
+export const ARGOCD_AGENT_RESOURCE_PROXY_AUDIENCE = 'argocd-agent-server-resource-proxy';
+
+/** Problems with where the certificate, CA and token key come from (files, or Secrets through a Kubernetes API). */
+export function proxyMaterialProblems(
+  c: ResourceProxyConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const kube = kubeApiConfigured({ kubeconfig: c.kubeconfig }, env);
+  const problems: string[] = [];
+  const none = 'no Kubernetes API is configured (in-cluster, --kubeconfig or $KUBECONFIG)';
+  if (!c.insecurePlaintext && !(c.resourceProxyCertPath && c.resourceProxyKeyPath) && !kube) {
+    problems.push(
+      `TLS needs --resource-proxy-cert-path and --resource-proxy-key-path, or the Secret ${c.resourceProxySecretName} (--resource-proxy-secret-name), but ${none} (or --insecure-plaintext behind a mesh)`,
+    );
+  }
+  if (c.adoptArgocdAgentClusters && !c.tokenKeyPath && !kube) {
+    problems.push(
+      `--adopt-argocd-agent-clusters verifies argocd-agent's tokens with its JWT key: give --token-key-path (--jwt-key), or the Secret ${c.jwtSecretName} (--jwt-secret-name), but ${none}`,
+    );
+  }
+  return problems;
+}
+
+export interface ProxyMaterial {
+  readonly serverTls: Material<KeyPair> | undefined;
+  readonly clientCa: Material<Buffer> | undefined;
+  /** Verifies caller tokens (ours, and argocd-agent's with --adopt-argocd-agent-clusters); follows key rotations. */
+  readonly tokens: ReloadableTokenVerifier | undefined;
+  reload(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * The resource proxy's server certificate (required unless plaintext), the CA of caller
+ * certificates and the token key (each optional when read from a Secret: absent leaves that
+ * way in closed). Files win; Secrets are watched.
+ */
+export async function openProxyMaterial(
+  c: ResourceProxyConfig,
+  mesh: boolean,
+  denyList: DenyList,
+  logger: Logger,
+): Promise<ProxyMaterial> {
+  const needTls = !c.insecurePlaintext;
+  const wantsSecret =
+    (needTls && !(c.resourceProxyCertPath && c.resourceProxyKeyPath)) ||
+    (needTls && !mesh && !c.resourceProxyCaPath) ||
+    (!mesh && !c.tokenKeyPath);
+  const kube =
+    wantsSecret && kubeApiConfigured({ kubeconfig: c.kubeconfig })
+      ? loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext })
+      : undefined;
+  const store = kube ? new SecretStore(kube, c.namespace, logger) : undefined;
+  const secret = (name: string, option: string) => (store ? { store, name, option } : undefined);
+  const opened: Material<unknown>[] = [];
+  const keep = <T>(m: Material<T>) => {
+    opened.push(m as Material<unknown>);
+    return m;
+  };
+  try {
+    const serverTls = needTls
+      ? keep(
+          await openMaterial(
+            keyPairSpec('the resource proxy server certificate', {
+              files: { cert: c.resourceProxyCertPath, key: c.resourceProxyKeyPath },
+              secret: secret(c.resourceProxySecretName, '--resource-proxy-secret-name'),
+              required: true,
+              fileOptions: '--resource-proxy-cert-path and --resource-proxy-key-path',
+            }),
+            logger,
+          ),
+        )
+      : undefined;
+    // Behind a mesh, callers are mesh identities: no certificate or token material unless given.
+    const clientCa =
+      needTls && (!mesh || c.resourceProxyCaPath)
+        ? keep(
+            await openMaterial(
+              caBundleSpec('the CA of caller certificates', {
+                file: c.resourceProxyCaPath,
+                secret: secret(c.resourceProxyCaSecretName, '--resource-proxy-ca-secret-name'),
+                required: c.resourceProxyCaPath !== undefined,
+                fileOptions: '--resource-proxy-ca-path',
+              }),
+              logger,
+            ),
+          )
+        : undefined;
+    const key =
+      !mesh || c.tokenKeyPath
+        ? keep(
+            await openMaterial(
+              signingKeySpec('the caller token key', {
+                file: c.tokenKeyPath,
+                secret: secret(c.jwtSecretName, '--jwt-secret-name'),
+                required: c.tokenKeyPath !== undefined || c.adoptArgocdAgentClusters,
+                fileOptions: '--token-key-path',
+              }),
+              logger,
+            ),
+          )
+        : undefined;
+    let tokens: ReloadableTokenVerifier | undefined;
+    if (key) {
+      const build = (pem: string) => callerTokenVerifier(pem, c.adoptArgocdAgentClusters, denyList);
+      tokens = new ReloadableTokenVerifier(key.current ? await build(key.current) : undefined);
+      const t = tokens;
+      key.onChange((pem) => {
+        build(pem).then(
+          (v) => t.set(v),
+          (err: unknown) =>
+            logger.error(
+              { err: String(err) },
+              'the caller token key changed to an unusable key; keeping the current one',
+            ),
+        );
+      });
+    }
+    return {
+      serverTls,
+      clientCa,
+      tokens,
+      async reload() {
+        await Promise.all(opened.map((m) => m.reload()));
+      },
+      stop() {
+        for (const m of opened) m.stop();
+        store?.stop();
+      },
+    };
+  } catch (err) {
+    store?.stop();
+    throw err;
+  }
+}
+
+/**
+ * Our caller tokens (issuer pullplane, audience resource-proxy) and, when adopting
+ * argocd-agent's cluster Secrets, argocd-agent's resource-proxy tokens (its issuer and
+ * audience, signed by the same key): told apart by issuer, each checked in full. argocd-agent's
+ * agent access tokens carry another audience and are refused.
+ */
+async function callerTokenVerifier(pem: string, adopt: boolean, denyList: DenyList): Promise<TokenVerifier> {
+  const ours = await TokenAuthority.fromPem(pem, { audience: CALLER_TOKEN_AUDIENCE, denyList });
+  if (!adopt) return ours;
+  const theirs = await TokenAuthority.fromPem(pem, {
+    issuer: ARGOCD_AGENT_TOKEN_ISSUER,
+    audience: ARGOCD_AGENT_RESOURCE_PROXY_AUDIENCE,
+    denyList,
+  });
+  return verifierByIssuer(
+    new Map<string, TokenVerifier>([
+      [TOKEN_ISSUER, ours],
+      [ARGOCD_AGENT_TOKEN_ISSUER, theirs],
+    ]),
+  );
+}

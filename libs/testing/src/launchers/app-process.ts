@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/** A built app (`apps/<app>/dist/main.js`) running as a process of its own, and its JSON log lines. */
+export interface AppProcess {
+  readonly child: ChildProcess;
+  /** Raw output lines (stdout and stderr). */
+  readonly logs: string[];
+  readonly exited: Promise<number | null>;
+  /** Parsed JSON log lines so far. */
+  lines(): Array<Record<string, unknown>>;
+  /** The first log line matching, waiting for it; fails when the process exits or time runs out. */
+  waitForLine(
+    match: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Starts a built app with exactly the given env (plus PATH and HOME), so the tests decide what
+ * the app sees, as a Deployment's env would.
+ */
+export function spawnAppProcess(
+  app: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): AppProcess {
+  const main = path.join(root, `apps/${app}/dist/main.js`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const child = spawn(process.execPath, [main, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+  });
+  const logs: string[] = [];
+  const waiters: Array<() => void> = [];
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      logs.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+    wake();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    logs.push(...d.toString().split('\n').filter(Boolean));
+    wake();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      wake();
+      resolve(code);
+    }),
+  );
+  const lines = () =>
+    logs.flatMap((l) => {
+      try {
+        const v = JSON.parse(l) as unknown;
+        return typeof v === 'object' && v !== null ? [v as Record<string, unknown>] : [];
+      } catch {
+        return [];
+      }
+    });
+  return {
+    child,
+    logs,
+    exited,
+    lines,
+    async waitForLine(match, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines().find(match);
+        if (found) return found;
+        if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`no matching log line from ${app}:\n${logs.join('\n')}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200).unref();
+        });
+      }
+    },
+    async stop(graceMs = 5_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}

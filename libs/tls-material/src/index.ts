@@ -1,0 +1,22 @@
+export { MaterialError, MaterialErrorCode } from './errors.js';
+export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
+export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';
+export {
+  caBundleSpec,
+  keyPairSpec,
+  type Material,
+  type MaterialSpec,
+  openMaterial,
+  SecretStore,
+  secretKey,
+  signingKeySpec,
+} from './material-source.js';
+export { apiStatus, type SecretData, SecretWatch, type SecretWatchOptions } from './secret-watch.js';
+export { agentTlsProtocolOptions, principalTlsProtocolOptions } from './tls-options.js';
+export {
+  TLS_VERSION_NAMES,
+  type TlsProtocolInput,
+  type TlsProtocolSettings,
+  type TlsVersionName,
+  tlsProtocolSettings,
+} from './tls-protocol.js';
