@@ -26,6 +26,7 @@ export {
   type RedisProxyTls,
 } from './redis-proxy.js';
 export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
+export { endRedisCommandSpan, startRedisCommandSpan } from './redis-span.js';
 export {
   type PubSubKind,
   type PubSubMessage,
