@@ -250,6 +250,18 @@ describe('OpenTelemetry traces through the real processes', () => {
     const res = await callerGet(trio, token, `00-${traceId}-${callerSpanId}-01`, 'req-traced-1');
     expect(res.status).toBe(200);
     expect(res.body).toContain(Buffer.from(SECRET_VALUE).toString('base64'));
+    // A caller that does not authenticate does not get to pick our parent (or trace id).
+    const forgedTraceId = randomHex(16);
+    const refused = await request(`${trio.proxyUrl}/clusters/agent-a/api/v1/namespaces/demo/secrets/db`, {
+      dispatcher,
+      headers: {
+        authorization: 'Bearer not-a-token',
+        traceparent: `00-${forgedTraceId}-${randomHex(8)}-01`,
+        'x-request-id': 'req-forged',
+      },
+    });
+    await refused.body.text();
+    expect(refused.statusCode).toBe(401);
     const proxyLogLine = await trio.proxy.waitForLine(
       (l) => l.msg === 'resource proxy request' && l.requestId === 'req-traced-1',
     );
@@ -259,6 +271,7 @@ describe('OpenTelemetry traces through the real processes', () => {
       await receiver.waitFor((all) => {
         const t = all.filter((s) => s.traceId === traceId);
         return (
+          all.some((s) => s.attributes['pullplane.request.id'] === 'req-forged') &&
           byService(t, 'pullplane-resource-proxy').length > 0 &&
           byService(t, 'pullplane-stream-gateway').length > 0 &&
           byService(t, 'pullplane-agent').length > 0
@@ -310,6 +323,10 @@ describe('OpenTelemetry traces through the real processes', () => {
     // The API server is asked under the agent's span.
     const apiCall = cluster.requests.find((r) => r.path === '/api/v1/namespaces/demo/secrets/db');
     expect(apiCall?.headers.traceparent).toBe(`00-${traceId}-${agentSpan!.spanId}-01`);
+    const forged = receiver.spans().find((s) => s.attributes['pullplane.request.id'] === 'req-forged');
+    expect(forged).toMatchObject({ parentSpanId: '', attributes: { 'http.response.status_code': 401 } });
+    expect(forged!.traceId).not.toBe(forgedTraceId);
+    expect(receiver.spans().some((s) => s.traceId === forgedTraceId)).toBe(false);
     // Resources: one service per app, each with an instance id.
     for (const s of [proxySpan!, relaySpan!, agentSpan!]) {
       expect(s.resource['service.instance.id']).toMatch(/^[0-9a-f-]{36}$/);
