@@ -1,8 +1,9 @@
-// OpenTelemetry traces across the real processes: the resource proxy, the stream gateway and
-// the agent run as built apps, export over OTLP/gRPC to an in-process receiver, and one
-// caller's request makes one trace: caller -> resource proxy -> gateway relay -> agent's
-// cluster API call -> the API server (which gets a traceparent naming the agent's span).
-// Without --otlp-address nothing is exported and nothing dials the collector.
+// OpenTelemetry traces across the real processes: the resource proxy (or the redis proxy), the
+// stream gateway and the agent run as built apps, export over OTLP/gRPC to an in-process
+// receiver, and one caller's request makes one trace: caller -> resource proxy -> gateway
+// relay -> agent's cluster API call -> the API server (which gets a traceparent naming the
+// agent's span). Redis commands get a span on the redis proxy and on the agent, with the
+// command's name only. Without --otlp-address nothing is exported and nothing dials the collector.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,12 +18,15 @@ import {
   type NatsServerHandle,
   type OtlpReceiver,
   type ReceivedSpan,
+  type RedisServerHandle,
   spawnAppProcess,
   startFakeKubeApiServer,
   startNatsServer,
   startOtlpReceiver,
+  startRedisServer,
   type TestPki,
 } from '@pullplane/testing';
+import { Redis } from 'ioredis';
 import { Agent as HttpAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -40,6 +44,8 @@ let tokens: TokenAuthority;
 let files: Record<string, string>;
 let kubeconfig: string;
 let dispatcher: HttpAgent;
+let agentRedis: RedisServerHandle;
+let principalRedis: RedisServerHandle;
 const running: AppProcess[] = [];
 
 const write = (name: string, body: string) => {
@@ -52,6 +58,8 @@ beforeAll(async () => {
   dir = makeTempDir('rp-tracing-');
   pki = await createTestPki();
   nats = await startNatsServer();
+  agentRedis = await startRedisServer();
+  principalRedis = await startRedisServer();
   receiver = await startOtlpReceiver();
   cluster = await startFakeKubeApiServer();
   const kc = new KubeConfig();
@@ -67,6 +75,7 @@ beforeAll(async () => {
   const server = await pki.serverCert(['localhost', '127.0.0.1']);
   const agent = await pki.agentCert('agent-a');
   const proxy = await pki.proxyCert('resource-proxy');
+  const redisProxy = await pki.proxyCert('redis-proxy');
   files = {
     ca: write('ca.crt', pki.ca.certPem),
     serverCert: write('tls.crt', server.certPem),
@@ -75,6 +84,8 @@ beforeAll(async () => {
     agentKey: write('agent.key', agent.keyPem),
     proxyCert: write('proxy.crt', proxy.certPem),
     proxyKey: write('proxy.key', proxy.keyPem),
+    redisProxyCert: write('redis-proxy.crt', redisProxy.certPem),
+    redisProxyKey: write('redis-proxy.key', redisProxy.keyPem),
     jwtKey: write('jwt.key', tokens.exportPrivateKeyPem()),
   };
   dispatcher = new HttpAgent({ connect: { ca: pki.ca.certPem } });
@@ -86,10 +97,14 @@ afterAll(async () => {
   await receiver?.close();
   await cluster?.close();
   await nats?.stop();
+  await agentRedis?.stop();
+  await principalRedis?.stop();
 });
 
 interface Trio {
+  /** https://… for the resource proxy, the port for the redis proxy. */
   proxyUrl: string;
+  proxyPort: number;
   proxy: AppProcess;
   gateway: AppProcess;
   agent: AppProcess;
@@ -102,7 +117,10 @@ interface Trio {
  * argocd-agent's env names, the proxy our flags. Untraced, every process still sees the
  * standard OTEL_EXPORTER_OTLP_ENDPOINT pointing at the receiver: that alone must not export.
  */
-async function startTrio(traced: boolean): Promise<Trio> {
+async function startTrio(
+  traced: boolean,
+  front: 'resource-proxy' | 'redis-proxy' = 'resource-proxy',
+): Promise<Trio> {
   const otelEnv = {
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://${receiver.address}`,
     OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -146,7 +164,7 @@ async function startTrio(traced: boolean): Promise<Trio> {
       `--kubeconfig=${kubeconfig}`,
       // Everything visible, so the Secret's value really crosses every hop.
       '--resource-proxy-filter=none',
-      '--redis-addr=127.0.0.1:1',
+      `--redis-addr=127.0.0.1:${agentRedis.port}`,
       '--metrics-port=0',
       '--healthz-port=0',
     ],
@@ -157,31 +175,47 @@ async function startTrio(traced: boolean): Promise<Trio> {
   );
   running.push(agent);
   await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'agent-a');
-  const proxy = spawnAppProcess(
-    'resource-proxy',
-    [
-      '--listen-host=127.0.0.1',
-      `--listen-port=${proxyPort}`,
-      `--resource-proxy-cert-path=${files.serverCert}`,
-      `--resource-proxy-key-path=${files.serverKey}`,
-      `--resource-proxy-ca-path=${files.ca}`,
-      `--token-key-path=${files.jwtKey}`,
-      `--gateway-cert-path=${files.proxyCert}`,
-      `--gateway-key-path=${files.proxyKey}`,
-      `--gateway-ca-path=${files.ca}`,
-      `--nats-url=${nats.url}`,
-      '--metrics-port=0',
-      '--healthz-port=0',
-      '--drain-timeout=1s',
-      ...(traced ? [`--otlp-address=${receiver.address}`, '--otlp-insecure'] : []),
-    ],
-    otelEnv,
-  );
+  const gatewayClient = (cert: string, key: string) => [
+    `--gateway-cert-path=${cert}`,
+    `--gateway-key-path=${key}`,
+    `--gateway-ca-path=${files.ca}`,
+    `--nats-url=${nats.url}`,
+    '--metrics-port=0',
+    '--healthz-port=0',
+    '--drain-timeout=1s',
+    ...(traced ? [`--otlp-address=${receiver.address}`, '--otlp-insecure'] : []),
+  ];
+  const proxy =
+    front === 'resource-proxy'
+      ? spawnAppProcess(
+          'resource-proxy',
+          [
+            '--listen-host=127.0.0.1',
+            `--listen-port=${proxyPort}`,
+            `--resource-proxy-cert-path=${files.serverCert}`,
+            `--resource-proxy-key-path=${files.serverKey}`,
+            `--resource-proxy-ca-path=${files.ca}`,
+            `--token-key-path=${files.jwtKey}`,
+            ...gatewayClient(files.proxyCert!, files.proxyKey!),
+          ],
+          otelEnv,
+        )
+      : spawnAppProcess(
+          'redis-proxy',
+          [
+            '--listen-host=127.0.0.1',
+            `--listen-port=${proxyPort}`,
+            `--redis-server-address=127.0.0.1:${principalRedis.port}`,
+            ...gatewayClient(files.redisProxyCert!, files.redisProxyKey!),
+          ],
+          otelEnv,
+        );
   running.push(proxy);
-  await proxy.waitForLine((l) => l.msg === 'resource proxy listening');
+  await proxy.waitForLine((l) => l.msg === `${front.replace('-', ' ')} listening`);
   const proxyUrl = `https://127.0.0.1:${proxyPort}`;
   return {
     proxyUrl,
+    proxyPort,
     proxy,
     gateway,
     agent,
@@ -343,5 +377,59 @@ describe('OpenTelemetry traces through the real processes', () => {
     // Nothing of the untraced run arrived, even now that the receiver has been dialled.
     expect(receiver.spans().some((s) => s.traceId === untracedTraceId)).toBe(false);
     expect(receiver.connections()).toBeGreaterThan(connectionsAfterUntraced);
+  }, 90_000);
+
+  it("traces a redis command on the redis proxy and on the agent's Redis, by name only", async () => {
+    const local = new Redis({ host: '127.0.0.1', port: agentRedis.port, lazyConnect: true });
+    await local.connect();
+    // Argo CD's key as the agent's Redis holds it (the proxy's `agent-a_` cut out).
+    await local.set('app|managed-resources|guestbook|1.8.3', SECRET_VALUE);
+    local.disconnect();
+    const trio = await startTrio(true, 'redis-proxy');
+    const client = new Redis({ host: '127.0.0.1', port: trio.proxyPort, lazyConnect: true });
+    await client.connect();
+    const key = 'app|managed-resources|agent-a_guestbook|1.8.3';
+    // The proxy learns where the agent is from presence: until then, "not connected".
+    const deadline = Date.now() + 20_000;
+    let value: string | null = null;
+    for (;;) {
+      try {
+        value = await client.get(key);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    expect(value).toBe(SECRET_VALUE);
+    client.disconnect();
+    expect(await trio.stop()).toEqual([0, 0, 0]);
+    const isGet = (s: ReceivedSpan) => s.attributes['db.system'] === 'redis' && s.name === 'GET';
+    const spans = await receiver.waitFor(
+      (all) =>
+        byService(all, 'pullplane-redis-proxy').some((s) => isGet(s) && s.statusCode !== STATUS_ERROR) &&
+        byService(all, 'pullplane-agent').some(isGet),
+    );
+    const proxySpan = byService(spans, 'pullplane-redis-proxy').find(
+      (s) => isGet(s) && s.statusCode !== STATUS_ERROR,
+    );
+    const agentSpan = byService(spans, 'pullplane-agent').find(isGet);
+    expect(proxySpan).toMatchObject({
+      kind: SPAN_KIND_SERVER,
+      attributes: { 'db.system': 'redis', 'db.operation.name': 'GET', 'pullplane.agent.name': 'agent-a' },
+    });
+    expect(agentSpan).toMatchObject({
+      kind: SPAN_KIND_CLIENT,
+      attributes: {
+        'db.system': 'redis',
+        'db.operation.name': 'GET',
+        'pullplane.agent.name': 'agent-a',
+        'server.address': '127.0.0.1',
+        'server.port': agentRedis.port,
+      },
+    });
+    const everything = JSON.stringify(receiver.spans());
+    expect(everything).not.toContain('guestbook');
+    expect(everything).not.toContain(SECRET_VALUE);
   }, 90_000);
 });
