@@ -1,12 +1,12 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { InferConfig } from '@pullplane/config';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import {
   createRedisProxy,
   type RedisProxy,
   validateAllowedCommands,
   validateKeyPrefixes,
 } from '@pullplane/redis-proxy';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import { tlsProtocolSettings } from '@pullplane/tls-material';
 import type { redisProxyOptions } from './options.js';
 import {

@@ -1,15 +1,14 @@
 import type { Tracer } from '@opentelemetry/api';
 import {
-  endRedisCommandSpan,
   type PubSubKind,
   type PubSubListener,
   type RedisEndpoint,
   RedisSubscriber,
   SubscriptionHub,
-  startRedisCommandSpan,
   toLocalName,
-} from '@pullplane/redis-proxy';
+} from '@pullplane/redis-common';
 import { encode, errorReply, RespDecoder, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
+import { endRedisCommandSpan, startRedisCommandSpan } from '@pullplane/tracing';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';

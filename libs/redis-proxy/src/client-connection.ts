@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { PubSubKind, PubSubMessage } from '@pullplane/redis-common';
 import {
   commandFromArgs,
   encode,
@@ -10,6 +11,7 @@ import {
   type RespValue,
   simpleString,
 } from '@pullplane/resp';
+import { endRedisCommandSpan, startRedisCommandSpan } from '@pullplane/tracing';
 import type { AgentReply } from './agent-call.js';
 import { AgentPipelines } from './agent-pipeline.js';
 import { BufferShare } from './buffer-budget.js';
@@ -23,8 +25,6 @@ import type { Expectation, PrincipalLink } from './principal-link.js';
 import type { SharedPrincipalLinks } from './principal-pool.js';
 import type { ProxyContext } from './proxy-context.js';
 import { PubSubSession } from './pubsub-session.js';
-import { endRedisCommandSpan, startRedisCommandSpan } from './redis-span.js';
-import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
 import { ReplyQueue } from './reply-queue.js';
 import { runSplit, type SplitRoute } from './split-command.js';
 import { Transaction, type TransactionTargets } from './transaction.js';

@@ -1,5 +1,5 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { Attr } from '@pullplane/tracing';
+import { Attr } from './attributes.js';
 
 /**
  * A span for one Redis command sent to an agent (the proxy's side, kind SERVER) or run on
