@@ -135,7 +135,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     address: `127.0.0.1:${port}`,
     spans: () => [...received],
     connections: () => connections,
-    waitFor(match, timeoutMs = 20_000) {
+    waitFor(match, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (!match(received)) return;

@@ -151,7 +151,7 @@ async function startTrio(
     },
   );
   running.push(gateway);
-  await gateway.waitForLine((l) => l.msg === 'stream gateway started');
+  await gateway.waitForLine((l) => l.msg === 'stream gateway started', 60_000);
   const agent = spawnAppProcess(
     'agent',
     [
@@ -174,7 +174,7 @@ async function startTrio(
     },
   );
   running.push(agent);
-  await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'agent-a');
+  await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'agent-a', 60_000);
   const gatewayClient = (cert: string, key: string) => [
     `--gateway-cert-path=${cert}`,
     `--gateway-key-path=${key}`,
@@ -211,7 +211,7 @@ async function startTrio(
           otelEnv,
         );
   running.push(proxy);
-  await proxy.waitForLine((l) => l.msg === `${front.replace('-', ' ')} listening`);
+  await proxy.waitForLine((l) => l.msg === `${front.replace('-', ' ')} listening`, 60_000);
   const proxyUrl = `https://127.0.0.1:${proxyPort}`;
   return {
     proxyUrl,
@@ -232,7 +232,7 @@ async function callerGet(
   traceparent: string,
   requestId: string,
 ): Promise<{ status: number; body: string }> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const res = await request(`${trio.proxyUrl}/clusters/agent-a/api/v1/namespaces/demo/secrets/db`, {
       dispatcher,
@@ -273,7 +273,7 @@ describe('OpenTelemetry traces through the real processes', () => {
     spansAfterUntraced = receiver.spans().length;
     expect(connectionsAfterUntraced).toBe(0);
     expect(spansAfterUntraced).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('makes one trace from the caller through proxy, gateway and agent to the API server, without secrets', async () => {
     cluster.requests.length = 0;
@@ -284,6 +284,14 @@ describe('OpenTelemetry traces through the real processes', () => {
     const res = await callerGet(trio, token, `00-${traceId}-${callerSpanId}-01`, 'req-traced-1');
     expect(res.status).toBe(200);
     expect(res.body).toContain(Buffer.from(SECRET_VALUE).toString('base64'));
+    // The cluster's own answer is the agent span's status: a 404 fails the client span only.
+    const missingTraceId = randomHex(16);
+    const missing = await request(`${trio.proxyUrl}/clusters/agent-a/api/v1/namespaces/demo/secrets/nope`, {
+      dispatcher,
+      headers: { authorization: `Bearer ${token}`, traceparent: `00-${missingTraceId}-${randomHex(8)}-01` },
+    });
+    await missing.body.text();
+    expect(missing.statusCode).toBe(404);
     // A caller that does not authenticate does not get to pick our parent (or trace id).
     const forgedTraceId = randomHex(16);
     const refused = await request(`${trio.proxyUrl}/clusters/agent-a/api/v1/namespaces/demo/secrets/db`, {
@@ -298,6 +306,7 @@ describe('OpenTelemetry traces through the real processes', () => {
     expect(refused.statusCode).toBe(401);
     const proxyLogLine = await trio.proxy.waitForLine(
       (l) => l.msg === 'resource proxy request' && l.requestId === 'req-traced-1',
+      60_000,
     );
     // Every span is exported by the time each process has drained and exited.
     expect(await trio.stop()).toEqual([0, 0, 0]);
@@ -306,6 +315,7 @@ describe('OpenTelemetry traces through the real processes', () => {
         const t = all.filter((s) => s.traceId === traceId);
         return (
           all.some((s) => s.attributes['pullplane.request.id'] === 'req-forged') &&
+          all.some((s) => s.traceId === missingTraceId && s.resource['service.name'] === 'pullplane-agent') &&
           byService(t, 'pullplane-resource-proxy').length > 0 &&
           byService(t, 'pullplane-stream-gateway').length > 0 &&
           byService(t, 'pullplane-agent').length > 0
@@ -357,6 +367,15 @@ describe('OpenTelemetry traces through the real processes', () => {
     // The API server is asked under the agent's span.
     const apiCall = cluster.requests.find((r) => r.path === '/api/v1/namespaces/demo/secrets/db');
     expect(apiCall?.headers.traceparent).toBe(`00-${traceId}-${agentSpan!.spanId}-01`);
+    const missingSpans = receiver.spans().filter((s) => s.traceId === missingTraceId);
+    expect(byService(missingSpans, 'pullplane-agent')[0]).toMatchObject({
+      statusCode: STATUS_ERROR,
+      attributes: { 'http.response.status_code': 404 },
+    });
+    expect(byService(missingSpans, 'pullplane-resource-proxy')[0]).toMatchObject({
+      attributes: { 'http.response.status_code': 404 },
+    });
+    expect(byService(missingSpans, 'pullplane-resource-proxy')[0]!.statusCode).not.toBe(STATUS_ERROR);
     const forged = receiver.spans().find((s) => s.attributes['pullplane.request.id'] === 'req-forged');
     expect(forged).toMatchObject({ parentSpanId: '', attributes: { 'http.response.status_code': 401 } });
     expect(forged!.traceId).not.toBe(forgedTraceId);
@@ -377,7 +396,7 @@ describe('OpenTelemetry traces through the real processes', () => {
     // Nothing of the untraced run arrived, even now that the receiver has been dialled.
     expect(receiver.spans().some((s) => s.traceId === untracedTraceId)).toBe(false);
     expect(receiver.connections()).toBeGreaterThan(connectionsAfterUntraced);
-  }, 90_000);
+  }, 180_000);
 
   it("traces a redis command on the redis proxy and on the agent's Redis, by name only", async () => {
     const local = new Redis({ host: '127.0.0.1', port: agentRedis.port, lazyConnect: true });
@@ -390,7 +409,7 @@ describe('OpenTelemetry traces through the real processes', () => {
     await client.connect();
     const key = 'app|managed-resources|agent-a_guestbook|1.8.3';
     // The proxy learns where the agent is from presence: until then, "not connected".
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     let value: string | null = null;
     for (;;) {
       try {
@@ -431,5 +450,5 @@ describe('OpenTelemetry traces through the real processes', () => {
     const everything = JSON.stringify(receiver.spans());
     expect(everything).not.toContain('guestbook');
     expect(everything).not.toContain(SECRET_VALUE);
-  }, 90_000);
+  }, 180_000);
 });
