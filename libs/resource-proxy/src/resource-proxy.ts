@@ -336,12 +336,22 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The caller's own trace context, passed on unchanged when this proxy does not trace. */
+// W3C traceparent's shape (version-traceid-parentid-flags) and tracestate's carried size.
+const TRACEPARENT_SHAPE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-|$)/;
+const MAX_TRACESTATE = 512;
+
+/**
+ * An authenticated caller's own trace context, passed on when this proxy does not trace; a
+ * value of the wrong shape is dropped rather than carried to the cluster.
+ */
 function callerTraceContext(req: IncomingMessage): { traceparent?: string; tracestate?: string } {
   const traceparent = header(req, 'traceparent');
-  if (!traceparent) return {};
+  if (!traceparent || traceparent.length > 128 || !TRACEPARENT_SHAPE.test(traceparent)) return {};
   const tracestate = header(req, 'tracestate');
-  return { traceparent, ...(tracestate ? { tracestate } : {}) };
+  return {
+    traceparent,
+    ...(tracestate && tracestate.length <= MAX_TRACESTATE ? { tracestate } : {}),
+  };
 }
 
 function startSpan(
