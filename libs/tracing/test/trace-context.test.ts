@@ -7,7 +7,13 @@ import {
 } from '@opentelemetry/sdk-trace';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { contextFromTraceparent, startTracing, TRACING_OFF, traceHeaders } from '../src/index.js';
+import {
+  contextFromTraceparent,
+  startTracing,
+  TRACING_OFF,
+  traceHeaders,
+  traceLogFields,
+} from '../src/index.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -104,6 +110,34 @@ describe('startTracing', () => {
       expect(
         lines.some((l) => String(l.msg).includes('OTEL_BSP_SCHEDULE_DELAY is not a positive integer')),
       ).toBe(true);
+    } finally {
+      await t.shutdown();
+      trace.disable();
+      context.disable();
+    }
+  });
+
+  it('puts trace_id and span_id on log lines written while a span is active, and nothing otherwise', async () => {
+    const t = await startTracing({
+      app: 'agent',
+      address: { host: '127.0.0.1', port: 9 },
+      insecure: true,
+      logger: pino({ level: 'silent' }),
+      env: {},
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ mixin: traceLogFields }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    try {
+      const span = t.tracer!.startSpan('x', {}, contextFromTraceparent(`00-${TRACE}-${PARENT}-01`));
+      await context.with(trace.setSpan(context.active(), span), async () => {
+        await new Promise((r) => setImmediate(r));
+        logger.info('inside');
+      });
+      logger.info('outside');
+      span.end();
+      expect(lines[0]).toMatchObject({ msg: 'inside', trace_id: TRACE, span_id: span.spanContext().spanId });
+      expect(lines[1]!.msg).toBe('outside');
+      expect(lines[1]!.trace_id).toBeUndefined();
     } finally {
       await t.shutdown();
       trace.disable();
