@@ -33,7 +33,10 @@ const SHUTDOWN_TIMEOUT_MS = 5_000;
  * OTEL_SERVICE_NAME), async-local context. With no address nothing is loaded or dialled.
  */
 export async function startTracing(opts: StartTracingOptions): Promise<Tracing> {
-  if (!opts.address) return TRACING_OFF;
+  if (!opts.address) {
+    if (opts.insecure) opts.logger.info('--otlp-insecure without --otlp-address: no traces are exported');
+    return TRACING_OFF;
+  }
   const env = opts.env ?? process.env;
   // Loaded only when tracing is on: an app without --otlp-address never pays for the SDK.
   const [sdk, resources, { OTLPTraceExporter }, { AsyncLocalStorageContextManager }] = await Promise.all([
