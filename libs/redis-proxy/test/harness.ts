@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { credentials } from '@grpc/grpc-js';
 import { Agent, RedisExecutor } from '@pullplane/agent-core';
@@ -194,6 +195,44 @@ export async function startStack(
       await Promise.all([principal.stop(), ...[...agents.values()].map((a) => a.redis.stop())]);
     },
   };
+}
+
+/**
+ * The most one direction of a loopback connection can hold in kernel buffers: the sender's
+ * send buffer and the receiver's receive buffer, each at the ceiling autotuning may grow it
+ * to. Tests that need backpressure to reach a peer send more than this, so what the proxy
+ * does past its own limits shows regardless of the machine's sysctls.
+ */
+export function kernelSocketBytes(): number {
+  const ceiling = (path: string, fallback: number) => {
+    try {
+      return Number(readFileSync(path, 'latin1').trim().split(/\s+/)[2]) || fallback;
+    } catch {
+      return fallback;
+    }
+  };
+  return (
+    ceiling('/proc/sys/net/ipv4/tcp_rmem', 64 * 1024 * 1024) +
+    ceiling('/proc/sys/net/ipv4/tcp_wmem', 64 * 1024 * 1024)
+  );
+}
+
+/** Connections the proxy refused or closed for going over `limit` (its limit counter). */
+export async function refusals(registry: Registry, limit: string): Promise<number> {
+  const metric = registry.getSingleMetric('pullplane_redis_proxy_connections_refused_total');
+  const values = (await metric!.get()).values;
+  return values.find((v) => v.labels.limit === limit)?.value ?? 0;
+}
+
+/** Bytes the proxy holds for clients on one side (its buffer-budget gauge). */
+export async function buffered(registry: Registry, side: 'request' | 'reply'): Promise<number> {
+  const values = (await registry.getSingleMetric('pullplane_redis_proxy_buffered_bytes')!.get()).values;
+  return values.find((v) => v.labels.side === side)?.value ?? 0;
+}
+
+/** Polls until `cond` holds; the test's own timeout is the only bound (no deadline of its own). */
+export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await cond())) await new Promise((r) => setTimeout(r, 10));
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {

@@ -3,7 +3,16 @@ import { encodeCommand } from '@pullplane/resp';
 import { createMetricsRegistry } from '@pullplane/telemetry';
 import type { LogicalStream } from '@pullplane/tunnel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawExchange, type Stack, startStack, waitFor } from './harness.js';
+import {
+  buffered as bufferedBytes,
+  kernelSocketBytes,
+  rawExchange,
+  refusals as refusalCount,
+  type Stack,
+  startStack,
+  until,
+  waitFor,
+} from './harness.js';
 
 // Small limits so each is reached with little traffic; agent-s never reads what it is sent
 // (a stalled agent whose tunnel credit runs out).
@@ -50,16 +59,8 @@ afterAll(async () => {
 const cmd = (...args: Array<string | Buffer>) => encodeCommand(args);
 const AUTH = cmd('AUTH', PASSWORD);
 
-async function refusals(limit: string): Promise<number> {
-  const values = (await registry.getSingleMetric('pullplane_redis_proxy_connections_refused_total')!.get())
-    .values;
-  return values.find((v) => v.labels.limit === limit)?.value ?? 0;
-}
-
-async function buffered(side: 'request' | 'reply'): Promise<number> {
-  const values = (await registry.getSingleMetric('pullplane_redis_proxy_buffered_bytes')!.get()).values;
-  return values.find((v) => v.labels.side === side)?.value ?? 0;
-}
+const refusals = (limit: string) => refusalCount(registry, limit);
+const buffered = (side: 'request' | 'reply') => bufferedBytes(registry, side);
 
 describe('before AUTH', () => {
   const cases: Array<[string, Buffer | string, string, string]> = [
@@ -182,30 +183,39 @@ describe('after AUTH', () => {
     socket.on('error', () => undefined);
     const replies: Buffer[] = [];
     socket.on('data', (d: Buffer) => replies.push(d));
+    // Authenticated before the flood: writing it blocks this process (the proxy's too) for a
+    // while on a busy machine, and the AUTH clock must not run out meanwhile.
     socket.write(AUTH);
-    // 512 SETs of 128 KiB (64 MiB) for the stalled agent: its 256 KiB of tunnel credit is
-    // gone after two, the rest would pile up in the proxy if it kept reading.
+    await until(() => Buffer.concat(replies).toString() === '+OK\r\n');
+    // SETs of 128 KiB for the stalled agent: its 256 KiB of tunnel credit is gone after two,
+    // the rest would pile up in the proxy if it kept reading. Sent: what the kernel's socket
+    // buffers can hold at most on this machine, the proxy's 1 MiB, and 32 MiB more that only
+    // the client can be left holding.
     const value = Buffer.alloc(128 * KiB, 0x61);
-    const n = 512;
+    const n = Math.ceil((kernelSocketBytes() + 2 * MiB + 32 * MiB) / value.length);
     for (let i = 0; i < n; i++) socket.write(cmd('SET', `app|managed-resources|agent-s_app${i}|1.gz`, value));
-    await waitFor(() => stalled.length === 1, 10_000);
-    await waitFor(() => socket.writableLength > 0);
+    await until(() => stalled.length === 1);
     // Reading has stopped: the proxy holds about its limit, the rest waits in the client.
-    await waitFor(async () => (await buffered('request')) >= 1 * MiB);
+    await until(async () => (await buffered('request')) >= 1 * MiB);
+    // A command on another connection is answered: the proxy's loop has turned since, and
+    // this client's commands still do not get in.
+    const other = s.client();
+    expect(await other.ping()).toBe('PONG');
+    other.disconnect();
     expect(await buffered('request')).toBeLessThan(1 * MiB + 300 * KiB + 256 * KiB);
     expect(socket.writableLength).toBeGreaterThan(32 * MiB);
     // The agent's stream ends: every command is answered (with an error), and reading resumes.
     stall = false;
     stalled[0]!.destroy();
-    await waitFor(() => Buffer.concat(replies).toString().split('\r\n').length - 1 >= n + 1, 20_000);
+    await until(() => Buffer.concat(replies).toString().split('\r\n').length - 1 >= n + 1);
     const lines = Buffer.concat(replies).toString().split('\r\n');
     expect(lines[0]).toBe('+OK');
     expect(lines.slice(1, n + 1).every((l) => l.startsWith('-ERR agent agent-s'))).toBe(true);
     expect(socket.writableLength).toBe(0);
     socket.destroy();
-    await waitFor(() => s.proxy.connections === 0);
-    await waitFor(async () => (await buffered('request')) === 0);
-  }, 60_000);
+    await until(() => s.proxy.connections === 0);
+    await until(async () => (await buffered('request')) === 0);
+  }, 120_000);
 
   it('closes a client whose unread replies would take the buffers past --max-buffered-bytes; others carry on', async () => {
     await s.principalClient.set('big-reply', Buffer.alloc(400 * KiB, 0x62));
@@ -215,15 +225,16 @@ describe('after AUTH', () => {
     socket.on('error', () => undefined);
     const closed = new Promise((r) => socket.once('close', r));
     socket.pause();
-    // 80 replies of 400 KiB it does not read: 32 MiB for a budget of 8, more than the kernel's
-    // socket buffers take.
-    socket.write(Buffer.concat([AUTH, ...Array(80).fill(cmd('GET', 'big-reply'))]));
-    await waitFor(async () => (await refusals('buffer_budget')) === before + 1, 10_000);
+    // Replies of 400 KiB it does not read: what the kernel's socket buffers can hold at most
+    // on this machine, and twice the budget of 8 MiB on top.
+    const n = Math.ceil((kernelSocketBytes() + 16 * MiB) / (400 * KiB));
+    socket.write(Buffer.concat([AUTH, ...Array(n).fill(cmd('GET', 'big-reply'))]));
+    await until(async () => (await refusals('buffer_budget')) === before + 1);
     // The client sees it once it reads again.
     socket.resume();
     await closed;
     const other = s.client();
     expect(await other.set('still-served', '1')).toBe('OK');
-    await waitFor(async () => (await buffered('reply')) === 0);
-  }, 30_000);
+    await until(async () => (await buffered('reply')) === 0);
+  }, 120_000);
 });

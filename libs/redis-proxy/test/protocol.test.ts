@@ -1,16 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { encodeCommand } from '@pullplane/resp';
+import { createMetricsRegistry } from '@pullplane/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawExchange, type Stack, startStack, waitFor } from './harness.js';
+import {
+  buffered,
+  kernelSocketBytes,
+  rawExchange,
+  refusals,
+  type Stack,
+  startStack,
+  until,
+  waitFor,
+} from './harness.js';
 import { plain, RespClient } from './resp-client.js';
 
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const PUBSUB_OUTPUT = 256 * KiB;
+const OUTPUT = 4 * MiB;
+const registry = createMetricsRegistry({ collectDefaultMetrics: false });
 let s: Stack;
 beforeAll(async () => {
   s = await startStack({
     agents: ['agent-a', 'agent-b'],
     password: 's3cret',
-    proxy: { limits: { maxPubSubOutputBytes: 256 * 1024, maxBulkLength: 8 * 1024 * 1024 } },
+    proxy: {
+      registry,
+      limits: { maxPubSubOutputBytes: PUBSUB_OUTPUT, maxOutputBytes: OUTPUT, maxBulkLength: 8 * MiB },
+    },
   });
 }, 60_000);
 afterAll(async () => {
@@ -287,12 +305,17 @@ describe('agents that come and go', () => {
 
 describe('slow clients', () => {
   it('stops reading a client that does not read its replies, and drops it past the output limit', async () => {
-    const big = randomBytes(1024 * 1024);
-    await s.principalClient.set('big', big);
-    await agentA().direct.set('app|managed-resources|big|1', big);
+    // Values sized so that the kernel's socket buffers (at the most they may grow to on this
+    // machine) and the output limit together take at most 256 replies: far fewer than the
+    // 1024 the proxy may owe before it stops reading.
+    const size = Math.ceil((kernelSocketBytes() + OUTPUT) / 256 / KiB) * KiB;
+    const value = randomBytes(size);
+    await s.principalClient.set('big', value);
+    await agentA().direct.set('app|managed-resources|big|1', value);
     const processed = async (r: { info(section: string): Promise<string> }) =>
       Number(/total_commands_processed:(\d+)/.exec(await r.info('stats'))![1]);
     const [p0, a0] = [await processed(s.principalClient), await processed(agentA().direct)];
+    const before = await refusals(registry, 'client_output');
     const socket = connect({ host: '127.0.0.1', port: s.proxy.port });
     await new Promise((r) => socket.once('connect', r));
     socket.on('error', () => undefined);
@@ -300,37 +323,64 @@ describe('slow clients', () => {
     socket.write(AUTH);
     const get = cmd('GET', 'big');
     const agentGet = cmd('GET', 'app|managed-resources|agent-a_big|1');
-    // 20000 GETs of 1 MiB would be 20 GiB of replies.
+    // 20000 GETs: far more replies than the kernel and the output limit take together.
     for (let i = 0; i < 10_000; i++) {
       socket.write(get);
       socket.write(agentGet);
     }
-    // Past the output limit (128 MiB unsent) the proxy gives up on the client, as Redis does.
-    await waitFor(() => s.proxy.connections === 0, 20_000);
+    // Past the output limit the proxy gives up on the client, as Redis does. Until then it
+    // must hold no more than the limit: holding more without dropping the client fails here.
+    let held = 0;
+    await until(async () => {
+      held = await buffered(registry, 'reply');
+      return (await refusals(registry, 'client_output')) > before || held > OUTPUT;
+    });
+    expect(
+      held,
+      'unsent replies held past --max-output-bytes without dropping the client',
+    ).toBeLessThanOrEqual(OUTPUT);
+    await until(() => s.proxy.connections === 0);
     socket.destroy();
     const [p1, a1] = [await processed(s.principalClient), await processed(agentA().direct)];
-    // It never had more than its pending-reply window (1024) plus one read's worth in flight:
-    // most commands were never even read.
+    // It never had more than its pending-reply window (1024) plus one read's worth in flight,
+    // besides the replies that went out: most commands were never even read.
     expect(p1 - p0 + (a1 - a0)).toBeLessThan(4_000);
     await quiet();
-  }, 30_000);
+  }, 120_000);
 
   it('drops a pub/sub client that does not read, as Redis does', async () => {
+    const before = await refusals(registry, 'pubsub_output');
     const socket = connect({ host: '127.0.0.1', port: s.proxy.port });
     await new Promise((r) => socket.once('connect', r));
+    let answered = '';
+    const confirmed = new Promise<void>((r) =>
+      socket.on('data', (d: Buffer) => {
+        answered += d.toString('latin1');
+        if (answered.endsWith('$5\r\nflood\r\n:1\r\n')) r();
+      }),
+    );
     socket.write(Buffer.concat([AUTH, cmd('SUBSCRIBE', 'flood')]));
-    await new Promise((r) => setTimeout(r, 200));
+    await confirmed;
+    socket.removeAllListeners('data');
     socket.pause();
     const closed = new Promise((r) => socket.once('close', r));
     socket.on('error', () => undefined);
-    const payload = randomBytes(64 * 1024);
-    for (let i = 0; i < 400 && !socket.destroyed; i++) {
+    // Publish until the proxy drops it. The kernel's socket buffers take what they can first
+    // (up to their ceiling on this machine); past that and the limit, not dropping it fails.
+    const payload = randomBytes(64 * KiB);
+    const bound = 2 * (kernelSocketBytes() + PUBSUB_OUTPUT);
+    let published = 0;
+    while ((await refusals(registry, 'pubsub_output')) === before) {
+      if (published > bound)
+        expect.fail(
+          `${published} bytes published to a subscriber that does not read, and it was not dropped`,
+        );
       await s.principalClient.publish('flood', payload);
-      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 10));
+      published += payload.length;
     }
     socket.resume();
     socket.on('data', () => undefined);
     await closed;
     await quiet();
-  }, 30_000);
+  }, 120_000);
 });
