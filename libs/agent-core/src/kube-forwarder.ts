@@ -175,7 +175,14 @@ function parseBody(body: Buffer, contentType: string | undefined): unknown {
  * managed filter on, requests are checked first and responses filtered item by item.
  */
 export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
-  const kube = new KubeClient(opts.kubeConfig, opts.maxSockets);
+  const kube = new KubeClient(opts.kubeConfig, {
+    ...(opts.maxSockets ? { maxSockets: opts.maxSockets } : {}),
+    onRefreshError: (err) =>
+      opts.logger.warn(
+        { err: String(err) },
+        'could not prepare the cluster credentials again; keeping the previous ones',
+      ),
+  });
   const filtering = (opts.filter ?? 'managed') === 'managed';
   const gate = filtering
     ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
@@ -351,6 +358,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     },
     stop() {
       gate?.stop();
+      kube.close();
     },
   };
 }
