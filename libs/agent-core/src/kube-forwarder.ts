@@ -97,12 +97,35 @@ function respondStatus(
  * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
  * is bounded.
  */
+/** What a request logs through: its own child logger, made only when it logs something. */
+interface RequestLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Most requests log nothing: building a pino child (bindings serialised) per request is waste. */
+function requestLog(parent: Logger, bindings: () => Record<string, unknown>): RequestLog {
+  let child: Logger | undefined;
+  const get = () => {
+    child ??= parent.child(bindings());
+    return child;
+  };
+  return {
+    debug: (obj, msg) => {
+      if (parent.isLevelEnabled('debug')) get().debug(obj, msg);
+    },
+    warn: (obj, msg) => get().warn(obj, msg),
+    error: (obj, msg) => get().error(obj, msg),
+  };
+}
+
 async function judgeObject(
   res: IncomingMessage,
   stream: LogicalStream,
   gate: ManagedGate,
   target: { resource: string; group: string; name: string; events: boolean },
-  log: Logger,
+  log: RequestLog,
 ): Promise<void> {
   try {
     const chunks: Buffer[] = [];
@@ -188,7 +211,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
     : undefined;
 
-  const forward = async (stream: LogicalStream, log: Logger) => {
+  const forward = async (stream: LogicalStream, log: RequestLog) => {
     const head = stream.open.head;
     if (head.case !== 'http') return;
     const { method, headers } = head.value;
@@ -342,11 +365,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         );
         return;
       }
-      const log = opts.logger.child({
+      const log = requestLog(opts.logger, () => ({
         requestId: stream.open.requestId,
         method: head.value.method,
         path: head.value.path,
-      });
+      }));
       forward(stream, log).catch((err: unknown) => {
         log.error({ err: String(err) }, 'could not serve cluster API request');
         if (!stream.destroyed)
