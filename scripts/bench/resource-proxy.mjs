@@ -321,6 +321,7 @@ async function cell(target, request, c) {
 }
 
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const rate = (x) => fmt(x, x < 10 ? 2 : 0);
 const ms = (x) => (x < 10 ? fmt(x, 2) : fmt(x, 1));
 const per1k = (seconds, requests) => (requests > 0 ? (seconds * 1000) / requests : Number.NaN);
 
@@ -350,7 +351,7 @@ for (const request of REQUESTS.filter((_, i) => !only || only.includes(String(i)
     );
     const nginxCpu = [...n.cpu].filter(([p]) => !PROCESS_NAMES.has(p)).reduce((s, [, v]) => s + v, 0);
     console.log(
-      `| ${c} | ${fmt(d.rps)} | ${fmt(n.rps)} | ${fmt(o.rps)} | ${fmt(o.rps / d.rps, 2)}× | ${fmt(o.rps / n.rps, 2)}× | ${ms(d.p50)} / ${ms(n.p50)} / ${ms(o.p50)} | ${ms(d.p99)} / ${ms(n.p99)} / ${ms(o.p99)} | ${oursCpu.join(' / ')} (${fmt(per1k(nginxCpu, n.requests), 2)}) |`,
+      `| ${c} | ${rate(d.rps)} | ${rate(n.rps)} | ${rate(o.rps)} | ${fmt(o.rps / d.rps, 2)}× | ${fmt(o.rps / n.rps, 2)}× | ${ms(d.p50)} / ${ms(n.p50)} / ${ms(o.p50)} | ${ms(d.p99)} / ${ms(n.p99)} / ${ms(o.p99)} | ${oursCpu.join(' / ')} (${fmt(per1k(nginxCpu, n.requests), 2)}) |`,
     );
   }
   console.log('');
