@@ -6,10 +6,10 @@ import {
   extractHeaderIdentity,
   type HeaderAuthMethod,
   identityFromPeerCertificate,
-  isDnsLabel,
   TokenError,
   type TokenVerifier,
 } from '@pullplane/auth';
+import { isDnsLabel } from '@pullplane/names';
 import type { ProxyFailure } from './errors.js';
 
 export interface CallerAuthOptions {
