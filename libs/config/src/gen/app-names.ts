@@ -1612,7 +1612,8 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-max-version",
       "tls-min-version",
       "tls-secret-name",
-      "token-key-path"
+      "token-key-path",
+      "tunnel-window-budget"
     ],
     "env": [
       "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
@@ -1661,6 +1662,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_TLS_SERVER_KEY_PATH",
       "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_PATH",
       "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_TUNNEL_WINDOW_BUDGET",
       "POD_IP"
     ],
     "params": [
@@ -1706,7 +1708,8 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.server.root-ca-path",
       "principal.tls.server.root-ca-secret-name",
       "principal.tunnel.max-chunk-size",
-      "principal.tunnel.stream-window"
+      "principal.tunnel.stream-window",
+      "principal.tunnel.window-budget"
     ],
     "options": [
       {
@@ -2093,6 +2096,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.tunnel.stream-window"
+        ]
+      },
+      {
+        "flag": "tunnel-window-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TUNNEL_WINDOW_BUDGET"
+        ],
+        "params": [
+          "principal.tunnel.window-budget"
         ]
       },
       {
