@@ -233,9 +233,17 @@ for (const [label, key, n] of [
       Object.values(
         await benchmark(port, ['-c', String(clients), '-n', String(n), '--precision', '3', 'GET', k]),
       )[0];
-    await get(proxyPort, key); // warm-up
-    const d = await get(agentRedis.port, directKey(key));
-    const p = await get(proxyPort, key);
+    // A cell that fails (e.g. the proxy's request timeout) is reported, not fatal.
+    const attempt = (port, k) =>
+      get(port, k).catch((err) => ({
+        error: String(err.stderr ?? err.message)
+          .trim()
+          .split('\n')
+          .at(-1),
+      }));
+    await attempt(proxyPort, key); // warm-up
+    const d = await attempt(agentRedis.port, directKey(key));
+    const p = await attempt(proxyPort, key);
     agentRows.push({ label, clients, d, p });
   }
 }
@@ -268,6 +276,10 @@ lines.push(
 lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 const f = (x) => x.toFixed(3);
 for (const { label, clients, d, p } of agentRows) {
+  if (d.error || p.error) {
+    lines.push(`| ${label} | ${clients} | failed: ${d.error ?? p.error} | | | | | | | |`);
+    continue;
+  }
   lines.push(
     `| ${label} | ${clients} | ${f(d.p50)} | ${f(p.p50)} | ${f(p.p50 - d.p50)} | ${f(d.p99)} | ${f(p.p99)} | ${Math.round(d.rps)} | ${Math.round(p.rps)} | ${(p.rps / d.rps).toFixed(2)}× |`,
   );
