@@ -1,18 +1,22 @@
 // npm run bench:redis-proxy — redis-benchmark GET/SET throughput directly against redis-server,
 // through the redis proxy (principal keys) and through twemproxy (nutcracker) as a peer proxy;
-// then agent-key GET latency through proxy + gateway + agent versus the agent's Redis directly.
+// then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
+// + agent versus the agent's Redis directly.
 // Not a test: it prints figures.
 //
 // Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
 // redis-proxy apps (spawned from dist/), nutcracker, redis-benchmark.
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
+import Redis from 'ioredis';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -202,28 +206,47 @@ const results = [
   ...(twemPort ? [['twemproxy (nutcracker)', await throughput(twemPort)]] : []),
 ];
 
-const latency = async (port, key) => {
-  const r = await benchmark(port, ['-c', '1', '-n', String(N_LATENCY), '--precision', '3', 'GET', key]);
-  return Object.values(r)[0];
-};
-await latency(proxyPort, agentKey);
-const direct = await latency(agentRedis.port, 'app|managed-resources|guestbook|1.8.3.gz');
-const proxied = await latency(proxyPort, agentKey);
-const proxied8 = Object.values(
-  await benchmark(proxyPort, ['-c', '8', '-n', String(N_LATENCY), '--precision', '3', 'GET', agentKey]),
-)[0];
-const direct8 = Object.values(
-  await benchmark(agentRedis.port, [
-    '-c',
-    '8',
-    '-n',
-    String(N_LATENCY),
-    '--precision',
-    '3',
-    'GET',
-    'app|managed-resources|guestbook|1.8.3.gz',
-  ]),
-)[0];
+// Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
+// managed resources), at 1, 8 and 50 clients, directly on the agent's Redis and through
+// proxy → gateway → agent.
+const directKey = (k) => k.replace('bench-agent_', '');
+const bigKey = 'app|managed-resources|bench-agent_big|1.8.3.gz';
+{
+  // Incompressible bytes gzipped: about 1 MiB of gzip, as a real managed-resources value.
+  const big = gzipSync(randomBytes(1024 * 1024 - 256));
+  const viaProxy = new Redis({ port: proxyPort, lazyConnect: true, maxRetriesPerRequest: 0 });
+  const direct = new Redis({ port: agentRedis.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  await Promise.all([viaProxy.connect(), direct.connect()]);
+  await viaProxy.set(bigKey, big);
+  if (!(await direct.getBuffer(directKey(bigKey)))?.equals(big))
+    throw new Error('the 1 MiB value did not arrive');
+  viaProxy.disconnect();
+  direct.disconnect();
+}
+const agentRows = [];
+for (const [label, key, n] of [
+  ['4 KiB', agentKey, N_LATENCY],
+  ['1 MiB gzip', bigKey, Math.max(200, Math.round(N_LATENCY / 20))],
+]) {
+  for (const clients of [1, 8, 50]) {
+    const get = async (port, k) =>
+      Object.values(
+        await benchmark(port, ['-c', String(clients), '-n', String(n), '--precision', '3', 'GET', k]),
+      )[0];
+    // A cell that fails (e.g. the proxy's request timeout) is reported, not fatal.
+    const attempt = (port, k) =>
+      get(port, k).catch((err) => ({
+        error: String(err.stderr ?? err.message)
+          .trim()
+          .split('\n')
+          .at(-1),
+      }));
+    await attempt(proxyPort, key); // warm-up
+    const d = await attempt(agentRedis.port, directKey(key));
+    const p = await attempt(proxyPort, key);
+    agentRows.push({ label, clients, d, p });
+  }
+}
 
 // ---- report ------------------------------------------------------------------------------
 const k = (x) => `${Math.round(x / 1000)}k`;
@@ -245,26 +268,22 @@ if (twem) {
   );
 }
 lines.push('');
-lines.push(`Agent-key GET, 4 KiB value, ${N_LATENCY} requests; ms`);
+lines.push(`Agent-key GET (${N_LATENCY} requests for 4 KiB, fewer for 1 MiB); latency in ms`);
 lines.push('');
-lines.push('| path | clients | p50 | p99 | ops/s |');
-lines.push('| --- | ---: | ---: | ---: | ---: |');
+lines.push(
+  '| value | clients | direct p50 | proxied p50 | added p50 | direct p99 | proxied p99 | direct ops/s | proxied ops/s | proxied/direct |',
+);
+lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 const f = (x) => x.toFixed(3);
-lines.push(
-  `| agent's Redis directly | 1 | ${f(direct.p50)} | ${f(direct.p99)} | ${Math.round(direct.rps)} |`,
-);
-lines.push(
-  `| proxy → gateway → agent → agent's Redis | 1 | ${f(proxied.p50)} | ${f(proxied.p99)} | ${Math.round(proxied.rps)} |`,
-);
-lines.push(
-  `| added by the proxy path | 1 | ${f(proxied.p50 - direct.p50)} | ${f(proxied.p99 - direct.p99)} | |`,
-);
-lines.push(
-  `| agent's Redis directly | 8 | ${f(direct8.p50)} | ${f(direct8.p99)} | ${Math.round(direct8.rps)} |`,
-);
-lines.push(
-  `| proxy → gateway → agent → agent's Redis | 8 | ${f(proxied8.p50)} | ${f(proxied8.p99)} | ${Math.round(proxied8.rps)} |`,
-);
+for (const { label, clients, d, p } of agentRows) {
+  if (d.error || p.error) {
+    lines.push(`| ${label} | ${clients} | failed: ${d.error ?? p.error} | | | | | | | |`);
+    continue;
+  }
+  lines.push(
+    `| ${label} | ${clients} | ${f(d.p50)} | ${f(p.p50)} | ${f(p.p50 - d.p50)} | ${f(d.p99)} | ${f(p.p99)} | ${Math.round(d.rps)} | ${Math.round(p.rps)} | ${(p.rps / d.rps).toFixed(2)}× |`,
+  );
+}
 console.log(lines.join('\n'));
 
 for (const c of children) c.kill('SIGTERM');

@@ -1,11 +1,14 @@
 // npm run bench:tunnel — round trips through proxy-side client + gateway + agent, side by side
-// with the same local HTTP backend called directly, in one run. Not a test: it prints figures.
+// with the same local HTTP backend called directly, and over TLS (one TLS hop next to the
+// tunnel's two), in one run; each body size row has its own peak RSS per process (reset through
+// /proc/<pid>/clear_refs before it). Not a test: it prints figures.
 //
 // Processes: this one (backend, direct client, proxy-side router), a gateway and an agent
 // (the real apps, spawned from dist/), nats-server; for idle agents a simulator process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,7 +86,7 @@ const tlsKey = file('tls.key', server.keyPem);
 const small = Buffer.from(
   JSON.stringify({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'bench', namespace: 'default' } }),
 );
-const backend = http.createServer((req, res) => {
+const serveBench = (req, res) => {
   const m = /^\/bytes\/(\d+)/.exec(req.url ?? '');
   if (m) {
     let left = Number(m[1]);
@@ -102,7 +105,11 @@ const backend = http.createServer((req, res) => {
   }
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': small.length });
   res.end(small);
-});
+};
+const backend = http.createServer(serveBench);
+// The same backend over TLS: what one TLS hop costs, next to the tunnel's two.
+const tlsBackend = https.createServer({ cert: server.certPem, key: server.keyPem }, serveBench);
+await new Promise((r) => tlsBackend.listen(0, '127.0.0.1', r));
 await new Promise((r) => backend.listen(0, '127.0.0.1', r));
 const backendUrl = `http://127.0.0.1:${backend.address().port}`;
 const kubeconfig = file(
@@ -161,6 +168,17 @@ while (!router.lookup('bench-agent')) await new Promise((r) => setTimeout(r, 20)
 
 // ---- clients ---------------------------------------------------------------------------
 const pool = new Pool(backendUrl, { connections: 128, pipelining: 1 });
+const tlsPool = new Pool(`https://127.0.0.1:${tlsBackend.address().port}`, {
+  connections: 128,
+  pipelining: 1,
+  connect: { ca: ca.certPem, servername: 'localhost' },
+});
+async function directTls(p) {
+  const res = await tlsPool.request({ path: p, method: 'GET' });
+  let n = 0;
+  for await (const c of res.body) n += c.length;
+  return n;
+}
 async function direct(p) {
   const res = await pool.request({ path: p, method: 'GET' });
   let n = 0;
@@ -205,40 +223,58 @@ const fmt = (x, d = 2) => x.toFixed(d);
 console.log(`\nLatency and throughput (small GET, ${DURATION_MS} ms per cell)`);
 for (const c of [1, 16, 64]) {
   await load(direct, c, 300);
+  await load(directTls, c, 300);
   await load(tunnelled, c, 300);
   const d = await load(direct, c, DURATION_MS);
+  const dt = await load(directTls, c, DURATION_MS);
   const t = await load(tunnelled, c, DURATION_MS);
   rows.push({
     concurrency: c,
     'direct p50 ms': fmt(d.p50, 3),
+    'direct TLS p50 ms': fmt(dt.p50, 3),
     'tunnel p50 ms': fmt(t.p50, 3),
     'added p50 ms': fmt(t.p50 - d.p50, 3),
     'direct p99 ms': fmt(d.p99, 3),
     'tunnel p99 ms': fmt(t.p99, 3),
     'direct req/s': fmt(d.rps, 0),
+    'direct TLS req/s': fmt(dt.rps, 0),
     'tunnel req/s': fmt(t.rps, 0),
   });
 }
 console.table(rows);
 
-console.log('\nLarge bodies (streamed; peak RSS = VmHWM of each process after the transfer)');
+console.log(
+  '\nLarge bodies (streamed; peak RSS = VmHWM of each process over that row alone: reset before it through /proc/<pid>/clear_refs)',
+);
 const bodyRows = [];
+/** Writing 5 to clear_refs resets VmHWM to the current RSS (Linux ≥ 4.0), so each row has its own peak. */
+const resetPeak = (pid) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
+const peaks = [gateway.pid, agent.pid, process.pid];
 for (const size of BODY_SIZES_MIB) {
   const bytes = size * 1024 * 1024;
+  for (const pid of peaks) resetPeak(pid);
+  const start = peaks.map((pid) => rssKb(pid));
   let t = process.hrtime.bigint();
   const dn = await direct(`/bytes/${bytes}`);
   const dMs = Number(process.hrtime.bigint() - t) / 1e6;
   t = process.hrtime.bigint();
+  const dtn = await directTls(`/bytes/${bytes}`);
+  const dtMs = Number(process.hrtime.bigint() - t) / 1e6;
+  t = process.hrtime.bigint();
   const tn = await tunnelled(`/bytes/${bytes}`);
   const tMs = Number(process.hrtime.bigint() - t) / 1e6;
-  if (dn !== bytes || tn !== bytes) throw new Error(`short body: ${dn} / ${tn} of ${bytes}`);
+  if (dn !== bytes || dtn !== bytes || tn !== bytes)
+    throw new Error(`short body: ${dn} / ${dtn} / ${tn} of ${bytes}`);
+  const peak = (i) => `${mib(start[i])} → ${mib(rssKb(peaks[i], 'VmHWM'))}`;
   bodyRows.push({
     body: `${size} MiB`,
     'direct MiB/s': fmt(size / (dMs / 1000), 0),
+    'direct TLS MiB/s': fmt(size / (dtMs / 1000), 0),
     'tunnel MiB/s': fmt(size / (tMs / 1000), 0),
-    'gateway peak RSS': mib(rssKb(gateway.pid, 'VmHWM')),
-    'agent peak RSS': mib(rssKb(agent.pid, 'VmHWM')),
-    'client peak RSS': mib(rssKb(process.pid, 'VmHWM')),
+    'tunnel/direct TLS': fmt(dtMs / tMs, 2),
+    'gateway RSS → peak': peak(0),
+    'agent RSS → peak': peak(1),
+    'client RSS → peak': peak(2),
   });
 }
 console.table(bodyRows);

@@ -13,7 +13,7 @@ import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@p
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import { kubeApiConfigured, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { resourceProxyOptions } from './options.js';
-import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
+import { openProxyMaterial, type ProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
 
 export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
 
@@ -141,11 +141,16 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         agentRevoked(agent, reason) {
           if (revokedAgents.has(agent)) return;
           revokedAgents.add(agent);
+          material?.cachedTokens?.forgetAgent(agent);
           logger.info({ agent, reason }, 'agent revoked; refusing requests for it');
         },
-        tokenRevoked: (jti) => denyList.deny({ kind: 'token', jti }),
+        tokenRevoked: (jti) => {
+          denyList.deny({ kind: 'token', jti });
+          material?.cachedTokens?.forgetToken(jti);
+        },
       });
-      const material = await openProxyMaterial(c, method.kind === 'header', denyList, logger);
+      let material: ProxyMaterial | undefined;
+      material = await openProxyMaterial(c, method.kind === 'header', denyList, logger);
       if (
         method.kind === 'mtls' &&
         material.clientCa?.current === undefined &&
@@ -159,7 +164,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         );
       }
       const auth: CallerAuthOptions = {
-        ...(material.tokens ? { tokens: material.tokens } : {}),
+        ...(material.cachedTokens ? { tokens: material.cachedTokens } : {}),
         ...(method.kind === 'header'
           ? { meshIdentity: { method: method as HeaderAuthMethod, allowed: c.allowedCallers } }
           : {}),

@@ -1,5 +1,6 @@
 import {
   CALLER_TOKEN_AUDIENCE,
+  CachedTokenVerifier,
   type DenyList,
   ReloadableTokenVerifier,
   TOKEN_ISSUER,
@@ -51,6 +52,11 @@ export interface ProxyMaterial {
   readonly clientCa: Material<Buffer> | undefined;
   /** Verifies caller tokens (ours, and argocd-agent's with --adopt-argocd-agent-clusters); follows key rotations. */
   readonly tokens: ReloadableTokenVerifier | undefined;
+  /**
+   * `tokens` remembering what it accepted until expiry (what requests use): forgotten on
+   * revocation and when the key changes.
+   */
+  readonly cachedTokens: CachedTokenVerifier | undefined;
   reload(): Promise<void>;
   stop(): void;
 }
@@ -126,13 +132,19 @@ export async function openProxyMaterial(
           )
         : undefined;
     let tokens: ReloadableTokenVerifier | undefined;
+    let cachedTokens: CachedTokenVerifier | undefined;
     if (key) {
       const build = (pem: string) => callerTokenVerifier(pem, c.adoptArgocdAgentClusters, denyList);
       tokens = new ReloadableTokenVerifier(key.current ? await build(key.current) : undefined);
       const t = tokens;
+      const cache = new CachedTokenVerifier(t, { denyList });
+      cachedTokens = cache;
       key.onChange((pem) => {
         build(pem).then(
-          (v) => t.set(v),
+          (v) => {
+            t.set(v);
+            cache.clear();
+          },
           (err: unknown) =>
             logger.error(
               { err: String(err) },
@@ -145,6 +157,7 @@ export async function openProxyMaterial(
       serverTls,
       clientCa,
       tokens,
+      cachedTokens,
       async reload() {
         await Promise.all(opened.map((m) => m.reload()));
       },

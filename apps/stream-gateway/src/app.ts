@@ -305,6 +305,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         authenticateInternal: internal.perCall,
         maxChunkSize: c.maxChunkSize,
         initialWindow: c.streamWindow,
+        windowBudgetBytes: c.tunnelWindowBudget,
         drainTimeoutMs: c.drainTimeout,
         presenceRefreshMs: Math.max(5_000, Math.floor(ttl / 3)),
         isRevoked: (agent) => revokedAgents.has(agent),

@@ -280,6 +280,17 @@ export const gatewayOptions = defineOptions([
     description: 'Credit per logical stream: bytes in flight before the reader must catch up.',
   },
   {
+    flag: 'tunnel-window-budget',
+    type: 'int',
+    default: 268435456,
+    min: 0,
+    max: 17179869184,
+    env: 'ARGOCD_PRINCIPAL_TUNNEL_WINDOW_BUDGET',
+    paramsKey: 'principal.tunnel.window-budget',
+    description:
+      'Bytes of credit bulk streams may grow beyond --stream-window, across all agents of this gateway (each agent also within 8 MiB); 0 turns growth off.',
+  },
+  {
     flag: 'drain-timeout',
     type: 'duration',
     default: '30s',

@@ -79,12 +79,35 @@ function respondStatus(
  * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
  * is bounded.
  */
+/** What a request logs through: its own child logger, made only when it logs something. */
+interface RequestLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Most requests log nothing: building a pino child (bindings serialised) per request is waste. */
+function requestLog(parent: Logger, bindings: () => Record<string, unknown>): RequestLog {
+  let child: Logger | undefined;
+  const get = () => {
+    child ??= parent.child(bindings());
+    return child;
+  };
+  return {
+    debug: (obj, msg) => {
+      if (parent.isLevelEnabled('debug')) get().debug(obj, msg);
+    },
+    warn: (obj, msg) => get().warn(obj, msg),
+    error: (obj, msg) => get().error(obj, msg),
+  };
+}
+
 async function judgeObject(
   res: IncomingMessage,
   stream: LogicalStream,
   gate: ManagedGate,
   target: { resource: string; group: string; name: string; events: boolean },
-  log: Logger,
+  log: RequestLog,
 ): Promise<void> {
   try {
     const chunks: Buffer[] = [];
@@ -157,14 +180,21 @@ function parseBody(body: Buffer, contentType: string | undefined): unknown {
  * managed filter on, requests are checked first and responses filtered item by item.
  */
 export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
-  const kube = new KubeClient(opts.kubeConfig, opts.maxSockets);
+  const kube = new KubeClient(opts.kubeConfig, {
+    ...(opts.maxSockets ? { maxSockets: opts.maxSockets } : {}),
+    onRefreshError: (err) =>
+      opts.logger.warn(
+        { err: String(err) },
+        'could not prepare the cluster credentials again; keeping the previous ones',
+      ),
+  });
   const cluster = clusterAddress(opts.kubeConfig);
   const filtering = (opts.filter ?? 'managed') === 'managed';
   const gate = filtering
     ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
     : undefined;
 
-  const forward = async (stream: LogicalStream, log: Logger, span: Span | undefined) => {
+  const forward = async (stream: LogicalStream, log: RequestLog, span: Span | undefined) => {
     const head = stream.open.head;
     if (head.case !== 'http') return;
     const { method, headers } = head.value;
@@ -323,11 +353,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         return;
       }
       const span = opts.tracer ? startCallSpan(opts.tracer, stream, cluster, opts.agentName) : undefined;
-      const log = opts.logger.child({
+      const log = requestLog(opts.logger, () => ({
         requestId: stream.open.requestId,
         method: head.value.method,
         path: head.value.path,
-      });
+      }));
       const run = () => forward(stream, log, span);
       const running = span ? context.with(trace.setSpan(context.active(), span), run) : run();
       running.catch((err: unknown) => {
@@ -341,6 +371,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     },
     stop() {
       gate?.stop();
+      kube.close();
     },
   };
 }

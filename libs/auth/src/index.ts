@@ -55,6 +55,7 @@ export {
   type TokenAuthorityOptions,
   type VerifiedToken,
 } from './token-authority.js';
+export { CachedTokenVerifier, type CachedTokenVerifierOptions } from './token-cache.js';
 export { AGENT_TOKEN_AUDIENCE, CALLER_TOKEN_AUDIENCE, identityFromBearerToken } from './token-identity.js';
 export { ReloadableTokenVerifier, type TokenVerifier, verifierByIssuer } from './token-verifier.js';
 export {

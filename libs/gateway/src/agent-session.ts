@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { Frame } from '@pullplane/proto';
 import {
+  DEFAULT_SESSION_WINDOW_BUDGET,
   duplexFrameSink,
   Multiplexer,
   type OpenInit,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
+  WindowBudget,
 } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 
@@ -26,6 +28,8 @@ export interface AgentSessionInfo {
 export interface AgentSessionOptions {
   maxChunkSize: number;
   initialWindow: number;
+  /** Window growth of all sessions of the process: this session reserves in it too. */
+  processBudget?: WindowBudget;
   /** The agent counts as dead after this long without any frame from it. */
   idleTimeoutMs: number;
   logger: Logger;
@@ -60,6 +64,7 @@ export class AgentSession {
       protocolVersion: info.protocolVersion,
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,
+      windowBudget: new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET, opts.processBudget),
     });
     this.mux.on('ping', () => {
       this.lastHeartbeat = new Date();

@@ -10,7 +10,13 @@ import {
   gatewayForwardService,
   type Open,
 } from '@pullplane/proto';
-import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import {
+  type OpenInit,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+  WindowBudget,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentSession } from './agent-session.js';
@@ -44,6 +50,11 @@ export interface GatewayOptions {
   authenticateInternal: Authenticator;
   maxChunkSize: number;
   initialWindow: number;
+  /**
+   * Window growth (bulk streams) all agent sessions of this process may reserve together;
+   * each session is also held to its own share. Default 256 MiB.
+   */
+  windowBudgetBytes?: number;
   drainTimeoutMs: number;
   presenceRefreshMs: number;
   helloTimeoutMs?: number;
@@ -81,6 +92,8 @@ export function defaultGatewayId(): string {
  */
 export class Gateway {
   readonly gatewayId: string;
+  /** Window growth and buffered bytes of every agent session here (each also has its own share). */
+  readonly windowBudget: WindowBudget;
   private readonly registry: SessionRegistry;
   private readonly metrics: GatewayMetrics;
   private readonly agentServer: Server;
@@ -92,6 +105,7 @@ export class Gateway {
 
   constructor(private readonly opts: GatewayOptions) {
     this.gatewayId = opts.gatewayId ?? defaultGatewayId();
+    this.windowBudget = new WindowBudget(opts.windowBudgetBytes ?? 256 * 1024 * 1024);
     this.metrics = createGatewayMetrics(
       opts.registry,
       () => this.registry.size,
@@ -130,6 +144,7 @@ export class Gateway {
         metrics: this.metrics,
         maxChunkSize: opts.maxChunkSize,
         initialWindow: opts.initialWindow,
+        windowBudget: this.windowBudget,
         helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
         minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
         isAccepting: () => this.accepting,

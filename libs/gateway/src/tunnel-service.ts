@@ -1,5 +1,6 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Hello, negotiateVersion } from '@pullplane/proto';
+import type { WindowBudget } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { AgentSession, type AgentSessionOptions } from './agent-session.js';
 import { type Authenticator, callContext } from './caller-auth.js';
@@ -12,6 +13,8 @@ export interface TunnelServiceOptions {
   metrics: GatewayMetrics;
   maxChunkSize: number;
   initialWindow: number;
+  /** The process's budget for window growth, shared by every session. */
+  windowBudget: WindowBudget;
   /** How long a freshly connected agent has to send its Hello. */
   helloTimeoutMs: number;
   /** Floor for the idle timeout; the timeout is three heartbeat intervals above that. */
@@ -117,6 +120,7 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     {
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,
+      processBudget: opts.windowBudget,
       idleTimeoutMs: Math.max(opts.minIdleTimeoutMs, heartbeatIntervalMs * 3),
       logger: opts.logger,
       ...opts.sessionHooks,

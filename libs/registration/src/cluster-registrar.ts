@@ -1,4 +1,5 @@
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { clientNode } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import {
   ARGOCD_AGENT_AGENT_NAME_LABEL,
@@ -49,7 +50,8 @@ export type EnsureResult = 'created' | 'updated' | 'unchanged' | 'foreign' | 'ad
 export type RemoveResult = 'deleted' | 'absent' | 'foreign';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const status = (err: unknown) => (err instanceof ApiException ? (err.code as number) : undefined);
+const status = (err: unknown) =>
+  err instanceof clientNode().ApiException ? (err.code as number) : undefined;
 
 /**
  * Keeps an Argo CD cluster Secret for every agent. Writes are idempotent and conditional
@@ -64,7 +66,7 @@ export class ClusterRegistrar {
   private readonly expiry = new Map<string, number>();
 
   constructor(private readonly opts: ClusterRegistrarOptions) {
-    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.api = opts.kubeConfig.makeApiClient(clientNode().CoreV1Api);
   }
 
   /** Makes sure the agent's cluster Secret exists and is current. */

@@ -132,20 +132,44 @@ type Caller =
   | { ok: true; identity: string; via: ResolvedTarget['via']; agents: string[] | '*' }
   | { ok: false; failure: ProxyFailure };
 
-async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Promise<Caller> {
-  const socket = req.socket as Partial<TLSSocket>;
+/**
+ * What a TLS connection's client certificate says, worked out on the connection's first
+ * request and kept for the others: the certificate cannot change on a connection (the
+ * server refuses renegotiation), so parsing it again per request would only cost time.
+ */
+interface ConnectionPeer {
+  /** Why the certificate is refused whatever else comes with it (it did not verify). */
+  refused?: ProxyFailure;
+  /** Who the certificate names, or why it names nobody; absent without a certificate. */
+  caller?: Caller;
+}
+const peers = new WeakMap<object, ConnectionPeer>();
+
+function connectionPeer(socket: Partial<TLSSocket>): ConnectionPeer {
+  const known = peers.get(socket);
+  if (known) return known;
   const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
-  const presented = peer && Object.keys(peer).length > 0;
+  const presented = peer !== undefined && peer !== null && Object.keys(peer).length > 0;
+  const entry: ConnectionPeer = {};
   // A certificate the TLS layer could not verify is refused whatever else comes with it.
   if (presented && !socket.authorized) {
-    return {
-      ok: false,
-      failure: {
-        name: 'BAD_CREDENTIALS',
-        detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
-      },
+    entry.refused = {
+      name: 'BAD_CREDENTIALS',
+      detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
     };
+  } else if (presented) {
+    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
+    entry.caller = id.ok
+      ? { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] }
+      : { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
   }
+  peers.set(socket, entry);
+  return entry;
+}
+
+async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Promise<Caller> {
+  const peer = connectionPeer(req.socket as Partial<TLSSocket>);
+  if (peer.refused) return { ok: false, failure: peer.refused };
   // The token first, as argocd-agent checks it: its cluster Secrets carry a token and a
   // shared client certificate, and the token is what names the agent.
   if (req.headers.authorization !== undefined) {
@@ -161,11 +185,7 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail } };
     }
   }
-  if (presented) {
-    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
-    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
-    return { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] };
-  }
+  if (peer.caller) return peer.caller;
   if (opts.meshIdentity && req.headers[opts.meshIdentity.method.header] !== undefined) {
     const id = extractHeaderIdentity(opts.meshIdentity.method, req.headers);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { constants as cryptoConstants, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -88,6 +88,11 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     labelNames: ['method'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
   });
+  const bytes = getOrCreateCounter(opts.registry, {
+    name: 'resource_proxy_body_bytes_total',
+    help: 'Body bytes through the resource proxy: in (request bodies) and out (response bodies).',
+    labelNames: ['direction'],
+  });
   const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
@@ -103,8 +108,12 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     let span: Span | undefined;
     let spanEnded = false;
     const startedAt = tracer ? Date.now() : 0;
+    // Answers are counted (and traced); the per-request line is at debug, except for refusals
+    // and failures, which stay at info (rare, and what an operator investigates).
     const audit = (status: number, extra: Record<string, unknown> = {}) => {
       requests.inc({ code: `${Math.floor(status / 100)}xx`, method: req.method ?? '' });
+      if (bytesIn > 0) bytes.inc({ direction: 'in' }, bytesIn);
+      if (bytesOut > 0) bytes.inc({ direction: 'out' }, bytesOut);
       // A request refused before authentication is traced too, but never under a caller's trace.
       if (tracer && !spanEnded) {
         span ??= startSpan(tracer, req, requestId, startedAt, undefined);
@@ -116,7 +125,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         );
         spanEnded = true;
       }
-      log.info(
+      const level = status === 401 || status === 403 || status >= 500 || extra.error ? 'info' : 'debug';
+      if (!log.isLevelEnabled(level)) return;
+      log[level](
         {
           requestId,
           ...(span ? { trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId } : {}),
@@ -396,13 +407,18 @@ function endSpan(span: Span, status: number, agent: string | undefined, failure:
   span.end();
 }
 
-/** Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens. */
+/**
+ * Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens.
+ * Renegotiation (TLS 1.2) is refused, so a connection's client certificate is the one of its
+ * handshake and the caller worked out on its first request holds for the others.
+ */
 function secureContext(t: ResourceProxyTls) {
   const p = t.protocol;
   return {
     cert: t.cert,
     key: t.key,
     ca: t.ca ?? [],
+    secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION,
     minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
     ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
     ...(p?.ciphers ? { ciphers: p.ciphers } : {}),

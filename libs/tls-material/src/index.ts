@@ -1,3 +1,4 @@
+export { clientNode, clientNodeLoaded } from './client-node.js';
 export { MaterialError, MaterialErrorCode } from './errors.js';
 export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
 export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { clientNode } from './client-node.js';
 
 export interface KubeAccessOptions {
   /** --kubeconfig. */
@@ -27,7 +28,7 @@ export function kubeApiConfigured(
 
 /** Loads the Kubernetes API configuration: --kubeconfig, else in-cluster, else $KUBECONFIG or ~/.kube/config. */
 export function loadKubeAccess(opts: KubeAccessOptions): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new (clientNode().KubeConfig)();
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
   else kc.loadFromDefault();

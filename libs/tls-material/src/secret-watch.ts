@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret, Watch } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { clientNode, clientNodeLoaded } from './client-node.js';
 
 /** A Secret's data, decoded; undefined while the Secret does not exist. */
 export type SecretData = Readonly<Record<string, Buffer>> | undefined;
@@ -21,7 +22,8 @@ export interface SecretWatchEvents {
 }
 
 /** The HTTP status of a failed Kubernetes API call, if it was one. */
-export const apiStatus = (err: unknown) => (err instanceof ApiException ? Number(err.code) : undefined);
+export const apiStatus = (err: unknown) =>
+  clientNodeLoaded() && err instanceof clientNode().ApiException ? Number(err.code) : undefined;
 
 /**
  * Follows one Secret: a list (fieldSelector metadata.name, so `list`/`watch` RBAC can be
@@ -43,7 +45,7 @@ export class SecretWatch extends EventEmitter<SecretWatchEvents> {
 
   constructor(private readonly opts: SecretWatchOptions) {
     super();
-    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.api = opts.kubeConfig.makeApiClient(clientNode().CoreV1Api);
     this.log = opts.logger.child({ secret: `${opts.namespace}/${opts.name}` });
   }
 
@@ -108,7 +110,7 @@ export class SecretWatch extends EventEmitter<SecretWatchEvents> {
 
   private async watch(): Promise<void> {
     if (this.stopped) return;
-    const w = new Watch(this.opts.kubeConfig);
+    const w = new (clientNode().Watch)(this.opts.kubeConfig);
     let expired = false;
     try {
       this.abort = await w.watch(

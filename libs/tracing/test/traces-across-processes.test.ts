@@ -196,6 +196,8 @@ async function startTrio(
             `--resource-proxy-key-path=${files.serverKey}`,
             `--resource-proxy-ca-path=${files.ca}`,
             `--token-key-path=${files.jwtKey}`,
+            // The audit line of a request that went well is at debug (refusals stay at info).
+            '--log-level=debug',
             ...gatewayClient(files.proxyCert!, files.proxyKey!),
           ],
           otelEnv,

@@ -6,13 +6,20 @@
  * `streams × initial window + limit`. `outstanding` counts those bytes as they are: received
  * from the peer and not yet credited back (queued, in a reader's buffer, or read but not yet
  * acknowledged).
+ *
+ * A budget may have a `parent` (one per process, shared by every session's own budget): growth
+ * is then reserved in both, so each session stays within its limit and all of them together
+ * within the parent's, and the parent counts every session's outstanding bytes.
  */
 export class WindowBudget {
   private reservedBytes = 0;
   private outstandingBytes = 0;
   private peakOutstandingBytes = 0;
 
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    readonly parent?: WindowBudget,
+  ) {
     if (!(limit >= 0)) throw new RangeError(`window budget must be a byte count, got ${limit}`);
   }
 
@@ -33,17 +40,20 @@ export class WindowBudget {
 
   tryReserve(bytes: number): boolean {
     if (this.reservedBytes + bytes > this.limit) return false;
+    if (this.parent && !this.parent.tryReserve(bytes)) return false;
     this.reservedBytes += bytes;
     return true;
   }
 
   release(bytes: number): void {
     this.reservedBytes -= bytes;
+    this.parent?.release(bytes);
   }
 
   /** Bytes arrived (+) or were credited back or dropped (−). */
   track(delta: number): void {
     this.outstandingBytes += delta;
     if (this.outstandingBytes > this.peakOutstandingBytes) this.peakOutstandingBytes = this.outstandingBytes;
+    this.parent?.track(delta);
   }
 }

@@ -142,4 +142,45 @@ describe('window growth for bulk streams', () => {
     expect(budget.outstanding).toBe(0);
     expect(budget.reserved).toBe(0);
   });
+
+  it('holds several sessions within their own budgets and all of them within a shared process budget', async () => {
+    const processBudget = new WindowBudget(1 * MiB);
+    const sessions = [0, 1, 2].map(() => {
+      const own = new WindowBudget(768 * KiB, processBudget);
+      return { own, ...pair(undefined, { windowBudget: own, maxStreamWindow: 4 * MiB }) };
+    });
+    // Two bulk streams per session whose readers keep up for 2 MiB, then stop reading.
+    const streams = sessions.flatMap(({ gateway }) => [0, 1].map((i) => gateway.open(get(`/bulk/${i}`))));
+    let processPeak = 0;
+    await Promise.all(
+      streams.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            let n = 0;
+            s.on('data', (c: Buffer) => {
+              n += c.length;
+              processPeak = Math.max(processPeak, processBudget.reserved);
+              if (n >= 2 * MiB) {
+                s.pause();
+                s.removeAllListeners('data');
+                resolve();
+              }
+            });
+          }),
+      ),
+    );
+    for (const { link } of sessions) await settle(link);
+    // Growth happened, never past either limit.
+    expect(processPeak).toBeGreaterThan(0);
+    expect(processPeak).toBeLessThanOrEqual(1 * MiB);
+    for (const { own } of sessions) expect(own.reserved).toBeLessThanOrEqual(768 * KiB);
+    expect(processBudget.reserved).toBe(sessions.reduce((n, { own }) => n + own.reserved, 0));
+    // Buffered bytes are counted per session and, summed, for the process: bounded by the base
+    // windows of all streams plus the process budget, however the sessions shared it.
+    expect(processBudget.outstanding).toBe(sessions.reduce((n, { own }) => n + own.outstanding, 0));
+    expect(processBudget.peakOutstanding).toBeLessThanOrEqual(streams.length * 64 * KiB + 1 * MiB);
+    for (const s of streams) s.destroy();
+    for (const { link } of sessions) await settle(link);
+    expect([processBudget.reserved, processBudget.outstanding]).toEqual([0, 0]);
+  });
 });

@@ -1674,7 +1674,8 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-max-version",
       "tls-min-version",
       "tls-secret-name",
-      "token-key-path"
+      "token-key-path",
+      "tunnel-window-budget"
     ],
     "env": [
       "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
@@ -1725,6 +1726,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_TLS_SERVER_KEY_PATH",
       "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_PATH",
       "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_TUNNEL_WINDOW_BUDGET",
       "POD_IP"
     ],
     "params": [
@@ -1770,7 +1772,8 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.server.root-ca-path",
       "principal.tls.server.root-ca-secret-name",
       "principal.tunnel.max-chunk-size",
-      "principal.tunnel.stream-window"
+      "principal.tunnel.stream-window",
+      "principal.tunnel.window-budget"
     ],
     "options": [
       {
@@ -2173,6 +2176,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.tunnel.stream-window"
+        ]
+      },
+      {
+        "flag": "tunnel-window-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TUNNEL_WINDOW_BUDGET"
+        ],
+        "params": [
+          "principal.tunnel.window-budget"
         ]
       },
       {
