@@ -16,6 +16,7 @@ const logger = createLogger({ level: config.logLevel, name: 'agent', base: { age
 logUnusedNames(unused, logger);
 const app = createAgentApp(config, { logger, registry: createMetricsRegistry() });
 installShutdown({ logger, drainTimeoutMs: 10_000, shutdown: () => app.stop() });
+process.on('SIGHUP', () => void app.reloadExtensions());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'agent failed to start');
   process.exit(1);
