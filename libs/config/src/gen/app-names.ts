@@ -484,5 +484,2148 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       }
     ]
+  },
+  "extension-proxy": {
+    "family": "principal",
+    "flags": [
+      "allow-insecure-non-loopback",
+      "allowed-callers",
+      "auth",
+      "client-ca-path",
+      "client-ca-secret-name",
+      "drain-timeout",
+      "gateway-ca-path",
+      "gateway-cert-path",
+      "gateway-key-path",
+      "gateway-plaintext",
+      "gateway-server-name",
+      "healthz-port",
+      "insecure-plaintext",
+      "kubeconfig",
+      "kubecontext",
+      "listen-host",
+      "listen-port",
+      "log-level",
+      "max-request-body",
+      "mesh-caller-namespaces",
+      "mesh-trust-domain",
+      "metrics-port",
+      "namespace",
+      "nats-url",
+      "presence-replicas",
+      "request-timeout",
+      "resource-proxy-url",
+      "tls-cert-path",
+      "tls-ciphersuites",
+      "tls-key-path",
+      "tls-max-version",
+      "tls-min-version",
+      "tls-secret-name"
+    ],
+    "env": [
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOWED_CALLERS",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOW_INSECURE_NON_LOOPBACK",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_AUTH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_DRAIN_TIMEOUT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MAX_REQUEST_BODY",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MESH_CALLER_NAMESPACES",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_REQUEST_TIMEOUT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_RESOURCE_PROXY_URL",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_KUBECONFIG",
+      "ARGOCD_PRINCIPAL_KUBECONTEXT",
+      "ARGOCD_PRINCIPAL_LOG_LEVEL",
+      "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
+      "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
+      "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+    ],
+    "params": [
+      "principal.extension-proxy.allow-insecure-non-loopback",
+      "principal.extension-proxy.allowed-callers",
+      "principal.extension-proxy.auth",
+      "principal.extension-proxy.client-ca.path",
+      "principal.extension-proxy.client-ca.secret-name",
+      "principal.extension-proxy.drain-timeout",
+      "principal.extension-proxy.gateway.ca-path",
+      "principal.extension-proxy.gateway.cert-path",
+      "principal.extension-proxy.gateway.key-path",
+      "principal.extension-proxy.gateway.plaintext",
+      "principal.extension-proxy.gateway.server-name",
+      "principal.extension-proxy.healthz.port",
+      "principal.extension-proxy.listen.host",
+      "principal.extension-proxy.listen.port",
+      "principal.extension-proxy.max-request-body",
+      "principal.extension-proxy.mesh.caller-namespaces",
+      "principal.extension-proxy.metrics.port",
+      "principal.extension-proxy.request-timeout",
+      "principal.extension-proxy.resource-proxy-url",
+      "principal.extension-proxy.tls.cert-path",
+      "principal.extension-proxy.tls.insecure-plaintext",
+      "principal.extension-proxy.tls.key-path",
+      "principal.extension-proxy.tls.secret-name",
+      "principal.kubeconfig",
+      "principal.kubecontext",
+      "principal.log.level",
+      "principal.mesh.trust-domain",
+      "principal.namespace",
+      "principal.nats.presence-replicas",
+      "principal.nats.url",
+      "principal.tls.ciphersuites",
+      "principal.tls.max-version",
+      "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.extension-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "client-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.client-ca.path"
+        ]
+      },
+      {
+        "flag": "client-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.client-ca.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.extension-proxy.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_AUTH"
+        ],
+        "params": [
+          "principal.extension-proxy.auth"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-caller-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MESH_CALLER_NAMESPACES"
+        ],
+        "params": [
+          "principal.extension-proxy.mesh.caller-namespaces"
+        ]
+      },
+      {
+        "flag": "allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.extension-proxy.allowed-callers"
+        ]
+      },
+      {
+        "flag": "resource-proxy-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_RESOURCE_PROXY_URL"
+        ],
+        "params": [
+          "principal.extension-proxy.resource-proxy-url"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.extension-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "max-request-body",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MAX_REQUEST_BODY"
+        ],
+        "params": [
+          "principal.extension-proxy.max-request-body"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.extension-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
+    ]
+  },
+  "redis-proxy": {
+    "family": "principal",
+    "flags": [
+      "agent-key-prefixes",
+      "allow-commands",
+      "disable-redis-proxy",
+      "drain-timeout",
+      "gateway-ca-path",
+      "gateway-cert-path",
+      "gateway-key-path",
+      "gateway-plaintext",
+      "gateway-server-name",
+      "healthz-port",
+      "kubeconfig",
+      "kubecontext",
+      "listen-host",
+      "listen-port",
+      "log-level",
+      "max-buffered-bytes",
+      "max-bulk-length",
+      "max-client-input-bytes",
+      "max-client-output-bytes",
+      "max-clients",
+      "max-command-args",
+      "max-command-bytes",
+      "max-unauthenticated-args",
+      "max-unauthenticated-bytes",
+      "metrics-port",
+      "namespace",
+      "nats-url",
+      "presence-replicas",
+      "redis-ca-path",
+      "redis-ca-secret-name",
+      "redis-creds-dir-path",
+      "redis-password",
+      "redis-proxy-server-tls-cert",
+      "redis-proxy-server-tls-key",
+      "redis-proxy-server-tls-secret-name",
+      "redis-server-address",
+      "redis-tls",
+      "redis-tls-enabled",
+      "redis-tls-insecure",
+      "request-timeout",
+      "tls-cert-path",
+      "tls-ciphersuites",
+      "tls-client-ca-path",
+      "tls-key-path",
+      "tls-max-version",
+      "tls-min-version",
+      "unauthenticated-timeout"
+    ],
+    "env": [
+      "ARGOCD_PRINCIPAL_DISABLE_REDIS_PROXY",
+      "ARGOCD_PRINCIPAL_KUBECONFIG",
+      "ARGOCD_PRINCIPAL_KUBECONTEXT",
+      "ARGOCD_PRINCIPAL_LOG_LEVEL",
+      "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_REDIS_CA_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_AGENT_KEY_PREFIXES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_ALLOW_COMMANDS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_DRAIN_TIMEOUT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_HEALTHZ_PORT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BUFFERED_BYTES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BULK_LENGTH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENTS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_INPUT_BYTES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_OUTPUT_BYTES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_ARGS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_BYTES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_ARGS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_BYTES",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_METRICS_PORT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_REQUEST_TIMEOUT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CLIENT_CA_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_UNAUTHENTICATED_TIMEOUT",
+      "ARGOCD_PRINCIPAL_REDIS_SERVER_ADDRESS",
+      "ARGOCD_PRINCIPAL_REDIS_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_TLS_ENABLED",
+      "ARGOCD_PRINCIPAL_REDIS_TLS_INSECURE",
+      "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
+      "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_MIN_VERSION",
+      "REDIS_CREDS_DIR_PATH",
+      "REDIS_PASSWORD"
+    ],
+    "params": [
+      "principal.kubeconfig",
+      "principal.kubecontext",
+      "principal.log.level",
+      "principal.namespace",
+      "principal.nats.presence-replicas",
+      "principal.nats.url",
+      "principal.redis-proxy.agent-key-prefixes",
+      "principal.redis-proxy.allow-commands",
+      "principal.redis-proxy.disable",
+      "principal.redis-proxy.drain-timeout",
+      "principal.redis-proxy.gateway.ca-path",
+      "principal.redis-proxy.gateway.cert-path",
+      "principal.redis-proxy.gateway.key-path",
+      "principal.redis-proxy.gateway.plaintext",
+      "principal.redis-proxy.gateway.server-name",
+      "principal.redis-proxy.healthz.port",
+      "principal.redis-proxy.listen.host",
+      "principal.redis-proxy.listen.port",
+      "principal.redis-proxy.max-buffered-bytes",
+      "principal.redis-proxy.max-bulk-length",
+      "principal.redis-proxy.max-client-input-bytes",
+      "principal.redis-proxy.max-client-output-bytes",
+      "principal.redis-proxy.max-clients",
+      "principal.redis-proxy.max-command-args",
+      "principal.redis-proxy.max-command-bytes",
+      "principal.redis-proxy.max-unauthenticated-args",
+      "principal.redis-proxy.max-unauthenticated-bytes",
+      "principal.redis-proxy.metrics.port",
+      "principal.redis-proxy.request-timeout",
+      "principal.redis-proxy.tls.cert-path",
+      "principal.redis-proxy.tls.client-ca-path",
+      "principal.redis-proxy.tls.key-path",
+      "principal.redis-proxy.unauthenticated-timeout",
+      "principal.redis.ca-path",
+      "principal.redis.ca-secret-name",
+      "principal.redis.creds-dir-path",
+      "principal.redis.password",
+      "principal.redis.proxy.server.tls.cert-path",
+      "principal.redis.proxy.server.tls.key-path",
+      "principal.redis.proxy.server.tls.secret-name",
+      "principal.redis.server.address",
+      "principal.redis.tls.ca-path",
+      "principal.redis.tls.enabled",
+      "principal.redis.tls.insecure",
+      "principal.tls.ciphersuites",
+      "principal.tls.max-version",
+      "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "disable-redis-proxy",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_DISABLE_REDIS_PROXY"
+        ],
+        "params": [
+          "principal.redis-proxy.disable"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.redis-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "redis-server-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_SERVER_ADDRESS"
+        ],
+        "params": [
+          "principal.redis.server.address"
+        ]
+      },
+      {
+        "flag": "redis-password",
+        "aliases": [],
+        "env": [
+          "REDIS_PASSWORD"
+        ],
+        "params": [
+          "principal.redis.password"
+        ]
+      },
+      {
+        "flag": "redis-creds-dir-path",
+        "aliases": [],
+        "env": [
+          "REDIS_CREDS_DIR_PATH"
+        ],
+        "params": [
+          "principal.redis.creds-dir-path"
+        ]
+      },
+      {
+        "flag": "redis-tls",
+        "aliases": [
+          "redis-tls-enabled"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_ENABLED"
+        ],
+        "params": [
+          "principal.redis.tls.enabled"
+        ]
+      },
+      {
+        "flag": "redis-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_CA_PATH",
+          "ARGOCD_PRINCIPAL_REDIS_CA_PATH"
+        ],
+        "params": [
+          "principal.redis.tls.ca-path",
+          "principal.redis.ca-path"
+        ]
+      },
+      {
+        "flag": "redis-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.redis.ca-secret-name"
+        ]
+      },
+      {
+        "flag": "redis-tls-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_TLS_INSECURE"
+        ],
+        "params": [
+          "principal.redis.tls.insecure"
+        ]
+      },
+      {
+        "flag": "tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "tls-client-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_TLS_CLIENT_CA_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.tls.client-ca-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-cert",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-key",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.key-path"
+        ]
+      },
+      {
+        "flag": "redis-proxy-server-tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_SERVER_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.redis.proxy.server.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "agent-key-prefixes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_AGENT_KEY_PREFIXES"
+        ],
+        "params": [
+          "principal.redis-proxy.agent-key-prefixes"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "allow-commands",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_ALLOW_COMMANDS"
+        ],
+        "params": [
+          "principal.redis-proxy.allow-commands"
+        ]
+      },
+      {
+        "flag": "max-unauthenticated-args",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_ARGS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-unauthenticated-args"
+        ]
+      },
+      {
+        "flag": "max-unauthenticated-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_UNAUTHENTICATED_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-unauthenticated-bytes"
+        ]
+      },
+      {
+        "flag": "unauthenticated-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_UNAUTHENTICATED_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.unauthenticated-timeout"
+        ]
+      },
+      {
+        "flag": "max-command-args",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_ARGS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-command-args"
+        ]
+      },
+      {
+        "flag": "max-bulk-length",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BULK_LENGTH"
+        ],
+        "params": [
+          "principal.redis-proxy.max-bulk-length"
+        ]
+      },
+      {
+        "flag": "max-command-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_COMMAND_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-command-bytes"
+        ]
+      },
+      {
+        "flag": "max-client-input-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_INPUT_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-client-input-bytes"
+        ]
+      },
+      {
+        "flag": "max-client-output-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENT_OUTPUT_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-client-output-bytes"
+        ]
+      },
+      {
+        "flag": "max-buffered-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_BUFFERED_BYTES"
+        ],
+        "params": [
+          "principal.redis-proxy.max-buffered-bytes"
+        ]
+      },
+      {
+        "flag": "max-clients",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_MAX_CLIENTS"
+        ],
+        "params": [
+          "principal.redis-proxy.max-clients"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.redis-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.redis-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
+    ]
+  },
+  "resource-proxy": {
+    "family": "principal",
+    "flags": [
+      "adopt-argocd-agent-clusters",
+      "allow-insecure-non-loopback",
+      "allowed-callers",
+      "auth",
+      "drain-timeout",
+      "enable-resource-proxy",
+      "gateway-ca-path",
+      "gateway-cert-path",
+      "gateway-key-path",
+      "gateway-plaintext",
+      "gateway-server-name",
+      "healthz-port",
+      "impersonation-allowed-callers",
+      "insecure-plaintext",
+      "jwt-key",
+      "jwt-secret-name",
+      "kubeconfig",
+      "kubecontext",
+      "listen-host",
+      "listen-port",
+      "log-level",
+      "max-request-body",
+      "mesh-caller-namespaces",
+      "mesh-trust-domain",
+      "metrics-port",
+      "namespace",
+      "nats-url",
+      "presence-replicas",
+      "request-timeout",
+      "resource-proxy-ca-path",
+      "resource-proxy-ca-secret-name",
+      "resource-proxy-cert-path",
+      "resource-proxy-key-path",
+      "resource-proxy-secret-name",
+      "tls-ciphersuites",
+      "tls-max-version",
+      "tls-min-version",
+      "token-key-path"
+    ],
+    "env": [
+      "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
+      "ARGOCD_PRINCIPAL_ENABLE_RESOURCE_PROXY",
+      "ARGOCD_PRINCIPAL_JWT_KEY_PATH",
+      "ARGOCD_PRINCIPAL_JWT_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_KUBECONFIG",
+      "ARGOCD_PRINCIPAL_KUBECONTEXT",
+      "ARGOCD_PRINCIPAL_LOG_LEVEL",
+      "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
+      "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOWED_CALLERS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOW_INSECURE_NON_LOOPBACK",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_AUTH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_DRAIN_TIMEOUT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_INSECURE_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MAX_REQUEST_BODY",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MESH_CALLER_NAMESPACES",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_METRICS_PORT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_REQUEST_TIMEOUT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_KEY_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TOKEN_KEY_PATH",
+      "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
+      "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+    ],
+    "params": [
+      "principal.argocd-agent.adopt-clusters",
+      "principal.jwt.key-path",
+      "principal.jwt.secret-name",
+      "principal.kubeconfig",
+      "principal.kubecontext",
+      "principal.log.level",
+      "principal.mesh.trust-domain",
+      "principal.namespace",
+      "principal.nats.presence-replicas",
+      "principal.nats.url",
+      "principal.resource-proxy.allow-insecure-non-loopback",
+      "principal.resource-proxy.allowed-callers",
+      "principal.resource-proxy.auth",
+      "principal.resource-proxy.ca.path",
+      "principal.resource-proxy.ca.secret-name",
+      "principal.resource-proxy.drain-timeout",
+      "principal.resource-proxy.enable",
+      "principal.resource-proxy.gateway.ca-path",
+      "principal.resource-proxy.gateway.cert-path",
+      "principal.resource-proxy.gateway.key-path",
+      "principal.resource-proxy.gateway.plaintext",
+      "principal.resource-proxy.gateway.server-name",
+      "principal.resource-proxy.healthz.port",
+      "principal.resource-proxy.impersonation.allowed-callers",
+      "principal.resource-proxy.listen.host",
+      "principal.resource-proxy.listen.port",
+      "principal.resource-proxy.max-request-body",
+      "principal.resource-proxy.mesh.caller-namespaces",
+      "principal.resource-proxy.metrics.port",
+      "principal.resource-proxy.request-timeout",
+      "principal.resource-proxy.secret-name",
+      "principal.resource-proxy.tls.cert-path",
+      "principal.resource-proxy.tls.insecure-plaintext",
+      "principal.resource-proxy.tls.key-path",
+      "principal.resource-proxy.token.key-path",
+      "principal.tls.ciphersuites",
+      "principal.tls.max-version",
+      "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "enable-resource-proxy",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ENABLE_RESOURCE_PROXY"
+        ],
+        "params": [
+          "principal.resource-proxy.enable"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.resource-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "resource-proxy-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_PATH",
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.ca.path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_SECRET_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.secret-name"
+        ]
+      },
+      {
+        "flag": "resource-proxy-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.ca.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "token-key-path",
+        "aliases": [
+          "jwt-key"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_TOKEN_KEY_PATH",
+          "ARGOCD_PRINCIPAL_JWT_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.token.key-path",
+          "principal.jwt.key-path"
+        ]
+      },
+      {
+        "flag": "jwt-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_SECRET_NAME"
+        ],
+        "params": [
+          "principal.jwt.secret-name"
+        ]
+      },
+      {
+        "flag": "adopt-argocd-agent-clusters",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS"
+        ],
+        "params": [
+          "principal.argocd-agent.adopt-clusters"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.resource-proxy.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.resource-proxy.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_AUTH"
+        ],
+        "params": [
+          "principal.resource-proxy.auth"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-caller-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MESH_CALLER_NAMESPACES"
+        ],
+        "params": [
+          "principal.resource-proxy.mesh.caller-namespaces"
+        ]
+      },
+      {
+        "flag": "allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.resource-proxy.allowed-callers"
+        ]
+      },
+      {
+        "flag": "impersonation-allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.resource-proxy.impersonation.allowed-callers"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.resource-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "max-request-body",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_MAX_REQUEST_BODY"
+        ],
+        "params": [
+          "principal.resource-proxy.max-request-body"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.resource-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.resource-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
+    ]
+  },
+  "stream-gateway": {
+    "family": "principal",
+    "flags": [
+      "adopt-argocd-agent-clusters",
+      "advertise-address",
+      "allow-insecure-non-loopback",
+      "allow-legacy-agent-certs",
+      "argocd-namespace",
+      "auth",
+      "drain-timeout",
+      "enable-self-cluster-registration",
+      "healthz-port",
+      "insecure-plaintext",
+      "internal-allowed-clients",
+      "internal-auth",
+      "internal-listen-host",
+      "internal-listen-port",
+      "internal-mesh-namespaces",
+      "jwt-key",
+      "jwt-secret-name",
+      "kubeconfig",
+      "kubecontext",
+      "listen-host",
+      "listen-port",
+      "log-level",
+      "max-chunk-size",
+      "mesh-agent-namespaces",
+      "mesh-trust-domain",
+      "metrics-port",
+      "namespace",
+      "nats-url",
+      "presence-replicas",
+      "presence-ttl",
+      "registration-ca-path",
+      "registration-token-key-path",
+      "registration-token-ttl",
+      "resource-proxy-address",
+      "resource-proxy-url",
+      "root-ca-path",
+      "stream-window",
+      "tls-ca-secret-name",
+      "tls-cert",
+      "tls-ciphersuites",
+      "tls-key",
+      "tls-max-version",
+      "tls-min-version",
+      "tls-secret-name",
+      "token-key-path"
+    ],
+    "env": [
+      "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
+      "ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS",
+      "ARGOCD_PRINCIPAL_ALLOW_INSECURE_NON_LOOPBACK",
+      "ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS",
+      "ARGOCD_PRINCIPAL_AUTH",
+      "ARGOCD_PRINCIPAL_DRAIN_TIMEOUT",
+      "ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION",
+      "ARGOCD_PRINCIPAL_HEALTHZ_PORT",
+      "ARGOCD_PRINCIPAL_HEALTH_CHECK_PORT",
+      "ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_INTERNAL_ALLOWED_CLIENTS",
+      "ARGOCD_PRINCIPAL_INTERNAL_AUTH",
+      "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES",
+      "ARGOCD_PRINCIPAL_JWT_KEY_PATH",
+      "ARGOCD_PRINCIPAL_JWT_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_KUBECONFIG",
+      "ARGOCD_PRINCIPAL_KUBECONTEXT",
+      "ARGOCD_PRINCIPAL_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_LOG_LEVEL",
+      "ARGOCD_PRINCIPAL_MAX_CHUNK_SIZE",
+      "ARGOCD_PRINCIPAL_MESH_AGENT_NAMESPACES",
+      "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
+      "ARGOCD_PRINCIPAL_METRICS_PORT",
+      "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_PRESENCE_TTL",
+      "ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH",
+      "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
+      "ARGOCD_PRINCIPAL_STREAM_WINDOW",
+      "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
+      "ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_MIN_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_TLS_SERVER_CERT_PATH",
+      "ARGOCD_PRINCIPAL_TLS_SERVER_KEY_PATH",
+      "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_PATH",
+      "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME",
+      "POD_IP"
+    ],
+    "params": [
+      "principal.advertise-address",
+      "principal.argocd-agent.adopt-clusters",
+      "principal.auth",
+      "principal.drain-timeout",
+      "principal.healthz.port",
+      "principal.internal.allowed-clients",
+      "principal.internal.auth",
+      "principal.internal.listen.host",
+      "principal.internal.listen.port",
+      "principal.internal.mesh-namespaces",
+      "principal.jwt.key-path",
+      "principal.jwt.secret-name",
+      "principal.kubeconfig",
+      "principal.kubecontext",
+      "principal.listen.host",
+      "principal.listen.port",
+      "principal.log.level",
+      "principal.mesh.agent-namespaces",
+      "principal.mesh.trust-domain",
+      "principal.metrics.port",
+      "principal.namespace",
+      "principal.nats.presence-replicas",
+      "principal.nats.url",
+      "principal.presence.ttl",
+      "principal.registration.ca-path",
+      "principal.registration.enable",
+      "principal.registration.token-key-path",
+      "principal.registration.token-ttl",
+      "principal.resource-proxy.address",
+      "principal.resource-proxy.url",
+      "principal.tls.allow-insecure-non-loopback",
+      "principal.tls.ciphersuites",
+      "principal.tls.client-cert.allow-legacy",
+      "principal.tls.insecure-plaintext",
+      "principal.tls.max-version",
+      "principal.tls.min-version",
+      "principal.tls.secret-name",
+      "principal.tls.server.cert-path",
+      "principal.tls.server.key-path",
+      "principal.tls.server.root-ca-path",
+      "principal.tls.server.root-ca-secret-name",
+      "principal.tunnel.max-chunk-size",
+      "principal.tunnel.stream-window"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.listen.port"
+        ]
+      },
+      {
+        "flag": "tls-cert",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_CERT_PATH"
+        ],
+        "params": [
+          "principal.tls.server.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_KEY_PATH"
+        ],
+        "params": [
+          "principal.tls.server.key-path"
+        ]
+      },
+      {
+        "flag": "root-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_PATH"
+        ],
+        "params": [
+          "principal.tls.server.root-ca-path"
+        ]
+      },
+      {
+        "flag": "tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_SERVER_ROOT_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.tls.server.root-ca-secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_INSECURE_PLAINTEXT",
+          "ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.tls.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AUTH"
+        ],
+        "params": [
+          "principal.auth"
+        ]
+      },
+      {
+        "flag": "allow-legacy-agent-certs",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS"
+        ],
+        "params": [
+          "principal.tls.client-cert.allow-legacy"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-agent-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_AGENT_NAMESPACES"
+        ],
+        "params": [
+          "principal.mesh.agent-namespaces"
+        ]
+      },
+      {
+        "flag": "token-key-path",
+        "aliases": [
+          "jwt-key"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_KEY_PATH"
+        ],
+        "params": [
+          "principal.jwt.key-path"
+        ]
+      },
+      {
+        "flag": "jwt-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_JWT_SECRET_NAME"
+        ],
+        "params": [
+          "principal.jwt.secret-name"
+        ]
+      },
+      {
+        "flag": "argocd-namespace",
+        "aliases": [
+          "namespace"
+        ],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "resource-proxy-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL"
+        ],
+        "params": [
+          "principal.resource-proxy.url"
+        ]
+      },
+      {
+        "flag": "enable-self-cluster-registration",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ENABLE_SELF_CLUSTER_REGISTRATION"
+        ],
+        "params": [
+          "principal.registration.enable"
+        ]
+      },
+      {
+        "flag": "resource-proxy-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS"
+        ],
+        "params": [
+          "principal.resource-proxy.address"
+        ]
+      },
+      {
+        "flag": "adopt-argocd-agent-clusters",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS"
+        ],
+        "params": [
+          "principal.argocd-agent.adopt-clusters"
+        ]
+      },
+      {
+        "flag": "registration-token-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH"
+        ],
+        "params": [
+          "principal.registration.token-key-path"
+        ]
+      },
+      {
+        "flag": "registration-token-ttl",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL"
+        ],
+        "params": [
+          "principal.registration.token-ttl"
+        ]
+      },
+      {
+        "flag": "registration-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH"
+        ],
+        "params": [
+          "principal.registration.ca-path"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "internal-listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.internal.listen.host"
+        ]
+      },
+      {
+        "flag": "internal-listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.internal.listen.port"
+        ]
+      },
+      {
+        "flag": "internal-auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_AUTH"
+        ],
+        "params": [
+          "principal.internal.auth"
+        ]
+      },
+      {
+        "flag": "internal-allowed-clients",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_ALLOWED_CLIENTS"
+        ],
+        "params": [
+          "principal.internal.allowed-clients"
+        ]
+      },
+      {
+        "flag": "internal-mesh-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES"
+        ],
+        "params": [
+          "principal.internal.mesh-namespaces"
+        ]
+      },
+      {
+        "flag": "advertise-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS",
+          "POD_IP"
+        ],
+        "params": [
+          "principal.advertise-address"
+        ]
+      },
+      {
+        "flag": "max-chunk-size",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MAX_CHUNK_SIZE"
+        ],
+        "params": [
+          "principal.tunnel.max-chunk-size"
+        ]
+      },
+      {
+        "flag": "stream-window",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_STREAM_WINDOW"
+        ],
+        "params": [
+          "principal.tunnel.stream-window"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.drain-timeout"
+        ]
+      },
+      {
+        "flag": "presence-ttl",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_PRESENCE_TTL"
+        ],
+        "params": [
+          "principal.presence.ttl"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_METRICS_PORT"
+        ],
+        "params": [
+          "principal.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_HEALTHZ_PORT",
+          "ARGOCD_PRINCIPAL_HEALTH_CHECK_PORT"
+        ],
+        "params": [
+          "principal.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
+        ]
+      }
+    ]
   }
 };
