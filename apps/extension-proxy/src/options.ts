@@ -134,10 +134,11 @@ export const extensionProxyOptions = defineOptions([
   {
     flag: 'resource-proxy-url',
     type: 'list',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_RESOURCE_PROXY_URL',
-    paramsKey: 'principal.extension-proxy.resource-proxy-url',
+    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL',
+    // The gateway's key: one entry says where registration points clusters and how we read them.
+    paramsKey: 'principal.resource-proxy.url',
     description:
-      "The resource proxy URL(s) cluster registration writes (the gateway's --resource-proxy-url): an Argocd-Target-Cluster-URL of <url>/clusters/<agent> (or argocd-agent's <url>?agentName=<agent>) picks that agent. Without it only Argocd-Target-Cluster-Name does.",
+      "The resource proxy URL(s) cluster registration writes (the gateway's --resource-proxy-url, same params key): an Argocd-Target-Cluster-URL of <url>/clusters/<agent> (or argocd-agent's <url>?agentName=<agent>) picks that agent. Without it only Argocd-Target-Cluster-Name does.",
   },
   {
     flag: 'gateway-cert-path',
