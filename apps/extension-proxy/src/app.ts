@@ -1,4 +1,5 @@
-import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod } from '@pullplane/auth';
+import { readFileSync } from 'node:fs';
+import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
@@ -8,6 +9,9 @@ import type { extensionProxyOptions } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
 
 export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;
+
+/** Audience of the bearer tokens the Argo CD server presents (`pullplane extensions token`). */
+export const EXTENSION_PROXY_AUDIENCE = 'extension-proxy';
 
 const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 
@@ -91,9 +95,14 @@ export function createExtensionProxyApp(
         tokenRevoked: () => undefined,
       });
       const material = await openProxyMaterial(c, logger);
-      if (!c.insecurePlaintext && material.clientCa?.current === undefined)
+      const tokens = c.tokenKeyPath
+        ? await TokenAuthority.fromPem(readFileSync(c.tokenKeyPath, 'utf8'), {
+            audience: EXTENSION_PROXY_AUDIENCE,
+          })
+        : undefined;
+      if (!c.insecurePlaintext && material.clientCa?.current === undefined && !tokens)
         logger.warn(
-          `no CA for client certificates (--client-ca-path, Secret ${c.clientCaSecretName}): every caller is refused until one appears`,
+          `no CA for client certificates (--client-ca-path, Secret ${c.clientCaSecretName}) and no --token-key-path: every caller is refused until a CA appears`,
         );
       const pair = material.serverTls?.current;
       const proxy = createExtensionProxy({
@@ -115,6 +124,7 @@ export function createExtensionProxyApp(
         auth: {
           allowed: c.allowedCallers,
           ...(method.kind === 'header' ? { meshIdentity: method as HeaderAuthMethod } : {}),
+          ...(tokens ? { tokens } : {}),
         },
         clusterUrlBases: c.resourceProxyUrl,
         requestTimeoutMs: c.requestTimeout,

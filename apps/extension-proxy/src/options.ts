@@ -132,6 +132,14 @@ export const extensionProxyOptions = defineOptions([
       'Identities of the Argo CD server (certificate CN, or mesh service account): nobody else may call.',
   },
   {
+    flag: 'token-key-path',
+    type: 'file',
+    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_TOKEN_KEY_PATH',
+    paramsKey: 'principal.extension-proxy.token.key-path',
+    description:
+      "Key (PEM, private or public) that verifies bearer tokens (audience extension-proxy) whose subject is on --allowed-callers: Argo CD sends one as the extension's Authorization header from argocd-secret (`pullplane extensions token`). Without it, tokens are refused.",
+  },
+  {
     flag: 'resource-proxy-url',
     type: 'list',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL',

@@ -125,6 +125,40 @@ describe('only the Argo CD server may call', () => {
     expect(agentCred.status).toBe(401);
   });
 
+  it("accepts the Argo CD server's bearer token (as argocd-secret would supply it), and nobody else's", async () => {
+    const ok = await s.get(
+      '/metrics/x',
+      {
+        ...argocdHeaders({ name: 'agent-a' }),
+        Authorization: `Bearer ${await s.tokens.issue('argocd-server')}`,
+      },
+      { cert: null },
+    );
+    expect(ok.status).toBe(200);
+    // Our credential is not the backend's: it sees the header from its own agent's Secret.
+    expect((JSON.parse(ok.body) as Echo).headers.authorization).toBe('Bearer token-of-cluster-a');
+    const other = await s.get(
+      '/metrics/x',
+      {
+        ...argocdHeaders({ name: 'agent-a' }),
+        Authorization: `Bearer ${await s.tokens.issue('someone-else')}`,
+      },
+      { cert: null },
+    );
+    expect(other.status).toBe(403);
+    const { TokenAuthority } = await import('@pullplane/auth');
+    const foreign = await TokenAuthority.generate({ audience: 'extension-proxy' });
+    const forged = await s.get(
+      '/metrics/x',
+      {
+        ...argocdHeaders({ name: 'agent-a' }),
+        Authorization: `Bearer ${await foreign.issue('argocd-server')}`,
+      },
+      { cert: null },
+    );
+    expect(forged.status).toBe(401);
+  });
+
   it('ignores forged mesh identity headers on its TLS listener', async () => {
     const before = s.backends['agent-a']!.seen.length;
     const r = await s.get(

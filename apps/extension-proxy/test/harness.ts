@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { TokenAuthority } from '@pullplane/auth';
 import {
   type AppProcess,
   createTestPki,
@@ -128,6 +129,8 @@ export interface Stack {
     opts?: { cert?: { certPem: string; keyPem: string } | null; method?: string; body?: string },
   ): Promise<{ status: number; body: string; headers: Record<string, unknown> }>;
   argocdCert: { certPem: string; keyPem: string };
+  /** Issues tokens the proxy verifies (audience extension-proxy). */
+  tokens: TokenAuthority;
   close(): Promise<void>;
 }
 
@@ -232,6 +235,7 @@ export async function startStack(): Promise<Stack> {
   await Promise.all(['agent-a', 'agent-b'].map(startAgent));
 
   const proxyCert = await pki.proxyCert('extension-proxy');
+  const tokens = await TokenAuthority.generate({ audience: 'extension-proxy' });
   const proxyPort = await freePort();
   const metricsPort = await freePort();
   const proxy = spawnAppProcess('extension-proxy', [
@@ -248,6 +252,7 @@ export async function startStack(): Promise<Stack> {
     `--metrics-port=${metricsPort}`,
     '--healthz-port=0',
     '--request-timeout=10s',
+    `--token-key-path=${write('token.key', tokens.exportPrivateKeyPem())}`,
   ]);
   await proxy.waitForLine((l) => l.msg === 'extension-proxy started');
   const argocdCert = await pki.callerCert('argocd-server');
@@ -277,6 +282,7 @@ export async function startStack(): Promise<Stack> {
     startAgent,
     client,
     argocdCert,
+    tokens,
     async get(urlPath, headers, opts = {}) {
       const dispatcher = client(opts.cert === undefined ? argocdCert : opts.cert);
       try {

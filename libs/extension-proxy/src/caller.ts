@@ -2,9 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import {
   type CredentialKindPolicy,
+  extractBearerToken,
   extractHeaderIdentity,
   type HeaderAuthMethod,
   identityFromPeerCertificate,
+  TokenError,
+  type TokenVerifier,
 } from '@pullplane/auth';
 import type { ExtensionProxyFailure } from './errors.js';
 
@@ -16,11 +19,17 @@ export interface CallerAuthOptions {
   allowed: readonly string[];
   /** Mesh mode (plaintext on loopback behind a sidecar): the identity header and its rule. */
   meshIdentity?: HeaderAuthMethod;
+  /**
+   * Bearer tokens (audience extension-proxy) whose subject is on the allow-list: what Argo CD
+   * can send without a mesh, as a configured `Authorization` header of the extension whose
+   * value comes from argocd-secret.
+   */
+  tokens?: TokenVerifier;
 }
 
 export interface Caller {
   identity: string;
-  via: 'mtls' | 'mesh';
+  via: 'mtls' | 'token' | 'mesh';
 }
 
 const CN = { kind: 'mtls', match: 'common-name', spec: 'mtls' } as const;
@@ -31,14 +40,15 @@ const CALLER_CERTIFICATES: CredentialKindPolicy = {
 };
 
 /**
- * The Argo CD server, or a refusal. One listener serves one kind of caller: with TLS, only a
- * verified client certificate counts and identity headers mean nothing; behind a mesh, only
- * the configured identity header does (the sidecar sets it; nobody else reaches the port).
+ * The Argo CD server, or a refusal. One listener serves one kind of caller: with TLS, a
+ * verified client certificate or a bearer token counts and identity headers mean nothing;
+ * behind a mesh, the configured identity header does (the sidecar sets it; nobody else reaches
+ * the port).
  */
-export function identifyCaller(
+export async function identifyCaller(
   req: IncomingMessage,
   opts: CallerAuthOptions,
-): { ok: true; caller: Caller } | { ok: false; failure: ExtensionProxyFailure } {
+): Promise<{ ok: true; caller: Caller } | { ok: false; failure: ExtensionProxyFailure }> {
   const socket = req.socket as Partial<TLSSocket>;
   const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
   if (peer && Object.keys(peer).length > 0) {
@@ -54,6 +64,24 @@ export function identifyCaller(
     const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
     return allowedOrNot(id.identity.agent, 'mtls', opts);
+  }
+  if (req.headers.authorization !== undefined) {
+    if (!opts.tokens)
+      return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };
+    const bearer = extractBearerToken(req.headers);
+    if (!bearer.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: bearer.reason } };
+    try {
+      const t = await opts.tokens.verify(bearer.token);
+      return allowedOrNot(t.agent, 'token', opts);
+    } catch (err) {
+      return {
+        ok: false,
+        failure: {
+          name: 'BAD_CREDENTIALS',
+          detail: err instanceof TokenError ? err.message : 'token rejected',
+        },
+      };
+    }
   }
   const mesh = opts.meshIdentity;
   if (mesh && req.headers[mesh.header] !== undefined) {

@@ -131,12 +131,13 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
   if (opts.auth.meshIdentity) strip.add(opts.auth.meshIdentity.header);
 
   /** Who is asking, for which agent and extension, with the headers that go on; or why not. */
-  const accept = (
+  const accept = async (
     req: IncomingMessage,
-  ):
+  ): Promise<
     | { ok: true; a: Accepted }
-    | { ok: false; failure: ExtensionProxyFailure; target?: Partial<ExtensionTarget> } => {
-    const caller = identifyCaller(req, opts.auth);
+    | { ok: false; failure: ExtensionProxyFailure; target?: Partial<ExtensionTarget> }
+  > => {
+    const caller = await identifyCaller(req, opts.auth);
     if (!caller.ok) return caller;
     const resolved = resolveExtensionTarget(req.url ?? '/', req.headers, opts.clusterUrlBases);
     if (!resolved.ok)
@@ -227,7 +228,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, bytesIn, bytesOut });
       req.resume();
     };
-    const accepted = accept(req);
+    const accepted = await accept(req);
     if (!accepted.ok) {
       target = accepted.target;
       return fail(accepted.failure);
@@ -315,7 +316,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       errors.inc({ ...labels(target), reason: f.name });
       audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, upgrade: true });
     };
-    const accepted = accept(req);
+    const accepted = await accept(req);
     if (!accepted.ok) return refuse(accepted.failure, accepted.target);
     const a = accepted.a;
     const protocol = String(req.headers.upgrade ?? '');

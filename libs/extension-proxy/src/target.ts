@@ -60,6 +60,7 @@ export function resolveExtensionTarget(
     if (!isDnsLabel(name))
       return {
         ok: false,
+        extension,
         failure: { name: 'BAD_TARGET', detail: `"${name.slice(0, 64)}" is not an agent name` },
       };
     byName = name;
@@ -69,6 +70,7 @@ export function resolveExtensionTarget(
     if (!byUrl)
       return {
         ok: false,
+        extension,
         failure: {
           name: 'BAD_TARGET',
           detail: `${url.slice(0, 200)} is not a cluster URL registered for an agent (expected <resource proxy URL>/clusters/<agent>)`,

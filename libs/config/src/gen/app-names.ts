@@ -520,7 +520,8 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-key-path",
       "tls-max-version",
       "tls-min-version",
-      "tls-secret-name"
+      "tls-secret-name",
+      "token-key-path"
     ],
     "env": [
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOWED_CALLERS",
@@ -542,10 +543,10 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MESH_CALLER_NAMESPACES",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_REQUEST_TIMEOUT",
-      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_RESOURCE_PROXY_URL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_CERT_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_KEY_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TOKEN_KEY_PATH",
       "ARGOCD_PRINCIPAL_KUBECONFIG",
       "ARGOCD_PRINCIPAL_KUBECONTEXT",
       "ARGOCD_PRINCIPAL_LOG_LEVEL",
@@ -554,6 +555,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
       "ARGOCD_PRINCIPAL_NATS_URL",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
       "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
       "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
       "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
@@ -577,11 +579,11 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.mesh.caller-namespaces",
       "principal.extension-proxy.metrics.port",
       "principal.extension-proxy.request-timeout",
-      "principal.extension-proxy.resource-proxy-url",
       "principal.extension-proxy.tls.cert-path",
       "principal.extension-proxy.tls.insecure-plaintext",
       "principal.extension-proxy.tls.key-path",
       "principal.extension-proxy.tls.secret-name",
+      "principal.extension-proxy.token.key-path",
       "principal.kubeconfig",
       "principal.kubecontext",
       "principal.log.level",
@@ -589,6 +591,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.namespace",
       "principal.nats.presence-replicas",
       "principal.nats.url",
+      "principal.resource-proxy.url",
       "principal.tls.ciphersuites",
       "principal.tls.max-version",
       "principal.tls.min-version"
@@ -805,13 +808,23 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "token-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TOKEN_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.token.key-path"
+        ]
+      },
+      {
         "flag": "resource-proxy-url",
         "aliases": [],
         "env": [
-          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_RESOURCE_PROXY_URL"
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL"
         ],
         "params": [
-          "principal.extension-proxy.resource-proxy-url"
+          "principal.resource-proxy.url"
         ]
       },
       {
