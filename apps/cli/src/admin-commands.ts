@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { AGENT_TOKEN_AUDIENCE, isDnsLabel, TokenAuthority } from '@pullplane/auth';
+import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { connectNatsBus, type PresenceRecord } from '@pullplane/bus';
+import { isDnsLabel } from '@pullplane/names';
 import {
   type CredentialKind,
   createCertificateAuthority,

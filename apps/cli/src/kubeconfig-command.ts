@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { CALLER_TOKEN_AUDIENCE, isDnsLabel, TokenAuthority } from '@pullplane/auth';
+import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { connectNatsBus } from '@pullplane/bus';
+import { isDnsLabel } from '@pullplane/names';
 import { issueCertificate } from '@pullplane/pki';
 import { agentServerUrl, type KubeconfigEntry, renderKubeconfig } from '@pullplane/resource-proxy';
 

@@ -3,7 +3,8 @@ import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
+import { isLoopback } from '@pullplane/names';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import { tlsProtocolSettings } from '@pullplane/tls-material';
 import type { extensionProxyOptions } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
@@ -12,8 +13,6 @@ export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;
 
 /** Audience of the bearer tokens the Argo CD server presents (`pullplane extensions token`). */
 export const EXTENSION_PROXY_AUDIENCE = 'extension-proxy';
-
-const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 
 function callerAuthMethod(c: ExtensionProxyConfig) {
   const mesh =

@@ -1,11 +1,11 @@
 import type { InferConfig } from '@pullplane/config';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import {
   createRedisProxy,
   type RedisProxy,
   validateAllowedCommands,
   validateKeyPrefixes,
 } from '@pullplane/redis-proxy';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import { tlsProtocolSettings } from '@pullplane/tls-material';
 import type { redisProxyOptions } from './options.js';
 import {

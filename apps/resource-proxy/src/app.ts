@@ -7,15 +7,14 @@ import {
 } from '@pullplane/auth';
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
+import { isLoopback } from '@pullplane/names';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/router';
 import { kubeApiConfigured, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { resourceProxyOptions } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
 
 export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
-
-const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 
 /** `--auth` with the mesh presets pinned to the callers' trust domain and namespaces. */
 export function callerAuthMethod(c: ResourceProxyConfig): AuthMethod {

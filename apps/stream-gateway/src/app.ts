@@ -16,6 +16,7 @@ import {
 import { type Bus, connectBusFromFlags, followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
+import { isLoopback } from '@pullplane/names';
 import { ClusterRegistrar, clusterServerUrl, fingerprint } from '@pullplane/registration';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import { type Material, tlsProtocolSettings } from '@pullplane/tls-material';
@@ -31,10 +32,6 @@ import {
 import type { gatewayOptions } from './options.js';
 
 export type GatewayConfig = InferConfig<typeof gatewayOptions>;
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 const isPreset = (spec: string) => spec === 'istio' || spec === 'linkerd';
 

@@ -2,6 +2,7 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { isExtensionName } from '@pullplane/extension-config';
+import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -10,42 +11,17 @@ import type { ExtensionRegistry, ServedExtension } from './extension-registry.js
 
 /**
  * Request headers never passed to a backend: hop-by-hop ones, the user's Argo CD credentials
- * (Argo CD strips them; we strip them again), identity headers of the hops in between.
- * `Argocd-*` headers pass: they are what the backend is meant to read.
+ * and identity headers of the hops in between (the shared rule; Argo CD strips Cookie and
+ * Authorization, we strip them again), and forwarding headers that describe our hops, not the
+ * user's. `Argocd-*` headers pass: they are what the backend is meant to read.
  */
-const STRIPPED_REQUEST = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-  'cookie',
-  'x-forwarded-client-cert',
-  'l5d-client-id',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-]);
+const FORWARDING = new Set(['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
+const stripRequest = (lower: string) => isStrippedRequestHeader(lower) || FORWARDING.has(lower);
 /**
  * Response headers never passed back: hop-by-hop ones, and cookies — a backend in a workload
  * cluster must not set cookies on the Argo CD origin (it could shadow `argocd.token`).
  */
-const STRIPPED_RESPONSE = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'trailer',
-  'upgrade',
-  'set-cookie',
-]);
+const stripResponse = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
 
 export interface ExtensionExecutorOptions {
   registry: ExtensionRegistry;
@@ -123,7 +99,7 @@ export class ExtensionExecutor {
     const headers: Record<string, string | string[]> = {};
     for (const h of head.headers) {
       const lower = h.name.toLowerCase();
-      if (STRIPPED_REQUEST.has(lower)) continue;
+      if (stripRequest(lower)) continue;
       const prev = headers[lower];
       headers[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
@@ -235,7 +211,7 @@ function responseHeaders(res: IncomingMessage, upgraded = false): Array<{ name: 
     const name = res.rawHeaders[i]!;
     const lower = name.toLowerCase();
     // An upgrade answer keeps Upgrade (the protocol switched to); the proxy re-adds Connection.
-    if (STRIPPED_RESPONSE.has(lower) && !(upgraded && lower === 'upgrade')) continue;
+    if (stripResponse(lower) && !(upgraded && lower === 'upgrade')) continue;
     out.push({ name, value: res.rawHeaders[i + 1]! });
   }
   return out;

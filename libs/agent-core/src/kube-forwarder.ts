@@ -15,6 +15,7 @@ import {
   rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
+import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -23,38 +24,13 @@ import { KubeClient } from './kube-client.js';
 import { ManagedGate } from './managed-gate.js';
 
 /**
- * Headers that describe one hop, or carry the caller's credentials or identity: never
- * forwarded. The resource proxy strips the identity headers too; stripping them here as well
+ * Request headers never forwarded to the API server: hop-by-hop, credentials and identity
+ * (`isStrippedRequestHeader`). The resource proxy strips them too; stripping them here as well
  * means a cluster API server that trusts a front proxy (X-Remote-User, X-Remote-Group,
- * X-Remote-Extra-*) can never be handed an identity through the tunnel.
+ * X-Remote-Extra-*) can never be handed an identity through the tunnel. Responses lose their
+ * hop-by-hop headers and `set-cookie` (a cluster's cookies mean nothing to the caller).
  */
-const STRIPPED_REQUEST = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-  'cookie',
-  'x-remote-user',
-  'x-remote-group',
-  'x-forwarded-client-cert',
-  'l5d-client-id',
-]);
-const STRIPPED_REQUEST_PREFIX = 'x-remote-extra-';
-const STRIPPED_RESPONSE = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'trailer',
-  'upgrade',
-  'set-cookie',
-]);
+const stripResponseHeader = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
 
 /** Bodies the managed rule must read before deciding (create, replace, server-side apply). */
 const MAX_DECISION_BODY = 16 * 1024 * 1024;
@@ -128,7 +104,7 @@ async function judgeObject(
     const headers: Array<{ name: string; value: string }> = [];
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!;
-      if (!STRIPPED_RESPONSE.has(name.toLowerCase())) headers.push({ name, value: res.rawHeaders[i + 1]! });
+      if (!stripResponseHeader(name.toLowerCase())) headers.push({ name, value: res.rawHeaders[i + 1]! });
     }
     stream.respond(res.statusCode ?? 200, headers);
     stream.end(body);
@@ -189,11 +165,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const reqHeaders: Record<string, string | string[]> = {};
     for (const h of headers) {
       const name = h.name.toLowerCase();
-      if (
-        STRIPPED_REQUEST.has(name) ||
-        name.startsWith(STRIPPED_REQUEST_PREFIX) ||
-        (name.startsWith('impersonate-') && !opts.allowImpersonation)
-      )
+      if (isStrippedRequestHeader(name) || (name.startsWith('impersonate-') && !opts.allowImpersonation))
         continue;
       const prev = reqHeaders[name];
       reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
@@ -293,7 +265,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         const name = res.rawHeaders[i]!;
         const lower = name.toLowerCase();
         // A filtered body has a different length.
-        if (STRIPPED_RESPONSE.has(lower) || (filter && lower === 'content-length')) continue;
+        if (stripResponseHeader(lower) || (filter && lower === 'content-length')) continue;
         out.push({ name, value: res.rawHeaders[i + 1]! });
       }
       stream.respond(status, out);

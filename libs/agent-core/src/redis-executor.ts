@@ -5,7 +5,7 @@ import {
   RedisSubscriber,
   SubscriptionHub,
   toLocalName,
-} from '@pullplane/redis-proxy';
+} from '@pullplane/redis-common';
 import { encode, errorReply, RespDecoder, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
+import { isDnsLabel } from '@pullplane/names';
 import type { CredentialKind } from '@pullplane/pki';
-import { isDnsLabel } from './dns-label.js';
 import { IdentityErrorCode, type RejectionCode } from './errors.js';
 
 export type IdentitySource = 'mtls' | 'header' | 'token';

@@ -22,7 +22,6 @@ export {
   InMemoryDenyList,
   type InMemoryDenyListOptions,
 } from './deny-list.js';
-export { isDnsLabel } from './dns-label.js';
 export {
   AuthError,
   type AuthErrorCode,

@@ -6,9 +6,9 @@ import {
   randomUUID,
 } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { isDnsLabel } from '@pullplane/names';
 import { calculateJwkThumbprint, type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { DenyList } from './deny-list.js';
-import { isDnsLabel } from './dns-label.js';
 import { TokenError, TokenErrorCode } from './errors.js';
 
 export const TOKEN_ISSUER = 'pullplane';

@@ -1,5 +1,6 @@
+import { isDnsLabel } from '@pullplane/names';
 import { describe, expect, it } from 'vitest';
-import { extractHeaderIdentity, isDnsLabel, parseXfcc } from '../src/index.js';
+import { extractHeaderIdentity, parseXfcc } from '../src/index.js';
 import {
   headerMethod,
   ISTIO_AGENT_A,

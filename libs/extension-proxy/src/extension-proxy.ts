@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureVersion } from 'node:tls';
+import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import {
@@ -58,30 +59,9 @@ export interface ExtensionProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Hop-by-hop, credentials and identity of the hops in between: never sent on. */
-const STRIP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-  'cookie',
-  'x-forwarded-client-cert',
-  'l5d-client-id',
-]);
-const STRIP_RESPONSE = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'trailer',
-  'upgrade',
-  'set-cookie',
-]);
+/** Hop-by-hop, credentials and identity of the hops in between never go on (the shared rule);
+ * cookies never come back: a backend must not set them on the Argo CD origin. */
+const stripResponse = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** Distinct extension names given their own metric series; beyond, `_other`. */
 const MAX_EXTENSION_LABELS = 200;
@@ -127,8 +107,8 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const agent = !t?.agent ? '_none' : (opts.isKnownAgent ?? (() => true))(t.agent) ? t.agent : '_unknown';
     return { extension, agent };
   };
-  const strip = new Set(STRIP);
-  if (opts.auth.meshIdentity) strip.add(opts.auth.meshIdentity.header);
+  const meshHeader = opts.auth.meshIdentity?.header;
+  const strip = (lower: string) => isStrippedRequestHeader(lower) || lower === meshHeader;
 
   /** Who is asking, for which agent and extension, with the headers that go on; or why not. */
   const accept = async (
@@ -156,7 +136,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const headers: Array<{ name: string; value: string }> = [];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!;
-      if (!strip.has(name.toLowerCase())) headers.push({ name, value: req.rawHeaders[i + 1]! });
+      if (!strip(name.toLowerCase())) headers.push({ name, value: req.rawHeaders[i + 1]! });
     }
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || randomUUID();
     return { ok: true, a: { requestId, caller: caller.caller, target, headers } };
@@ -275,7 +255,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const out: Record<string, string | string[]> = {};
     for (const h of head.headers) {
       const lower = h.name.toLowerCase();
-      if (STRIP_RESPONSE.has(lower)) continue;
+      if (stripResponse(lower)) continue;
       const prev = out[lower];
       out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }

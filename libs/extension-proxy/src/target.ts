@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isDnsLabel } from '@pullplane/auth';
 import { isExtensionName } from '@pullplane/extension-config';
+import { isDnsLabel } from '@pullplane/names';
 import { checkRequestPath } from '@pullplane/proto';
 import { agentFromClusterServer } from '@pullplane/registration';
 import type { ExtensionProxyFailure } from './errors.js';

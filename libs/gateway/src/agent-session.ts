@@ -42,8 +42,6 @@ export class AgentSession {
   readonly sessionId = randomUUID();
   readonly connectedAt = new Date();
   lastHeartbeat = new Date();
-  /** Round trip of the last gateway-initiated heartbeat, in ms. */
-  lastRttMs: number | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
   readonly mux: Multiplexer;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -67,10 +65,7 @@ export class AgentSession {
       this.lastHeartbeat = new Date();
       opts.onHeartbeat(this);
     });
-    this.mux.on('pong', (rtt) => {
-      this.lastRttMs = rtt;
-      opts.onRtt?.(rtt);
-    });
+    this.mux.on('pong', (rtt) => opts.onRtt?.(rtt));
     // Heartbeats in both directions: the agent's pings tell us it is alive; ours keep traffic
     // flowing towards it (mesh idle timeouts count both ways) and measure the round trip.
     if (info.heartbeatIntervalMs > 0) {

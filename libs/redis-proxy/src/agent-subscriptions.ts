@@ -1,10 +1,10 @@
+import type { PubSubKind, PubSubMessage, SubscriptionSource } from '@pullplane/redis-common';
+import { toClientName } from '@pullplane/redis-common';
 import { RespDecoder, type RespValue } from '@pullplane/resp';
 import type { TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { type AgentOpener, tunnelFailure } from './agent-call.js';
-import { type KeyRouter, toClientName } from './key-routing.js';
-import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
-import type { SubscriptionSource } from './subscription-hub.js';
+import type { KeyRouter } from './key-routing.js';
 
 export interface AgentSubscriptionsOptions {
   opener: AgentOpener;

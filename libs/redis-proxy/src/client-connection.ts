@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { PubSubKind, PubSubMessage } from '@pullplane/redis-common';
 import {
   commandFromArgs,
   encode,
@@ -23,7 +24,6 @@ import type { Expectation, PrincipalLink } from './principal-link.js';
 import type { SharedPrincipalLinks } from './principal-pool.js';
 import type { ProxyContext } from './proxy-context.js';
 import { PubSubSession } from './pubsub-session.js';
-import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
 import { ReplyQueue } from './reply-queue.js';
 import { runSplit, type SplitRoute } from './split-command.js';
 import { Transaction, type TransactionTargets } from './transaction.js';

@@ -6,30 +6,12 @@ export { isMultiKey, type KeySpec, keySpec, someKey } from './command-keys.js';
 export { CommandPolicy, DEFAULT_ALLOWED_COMMANDS, validateAllowedCommands } from './command-policy.js';
 export { type CommandRoute, routeCommand, type SplitPart } from './command-routing.js';
 export { RedisProxyError, RedisProxyErrorCode, ReplyText } from './errors.js';
-export {
-  DEFAULT_AGENT_KEY_PREFIXES,
-  isDnsLabel,
-  type KeyRoute,
-  KeyRouter,
-  type LocalName,
-  toClientName,
-  toLocalName,
-  validateKeyPrefixes,
-} from './key-routing.js';
+export { DEFAULT_AGENT_KEY_PREFIXES, type KeyRoute, KeyRouter, validateKeyPrefixes } from './key-routing.js';
 export { REPORTED_REDIS_VERSION } from './local-commands.js';
 export { DEFAULT_LIMITS, type LimitName, type ProxyLimits } from './proxy-context.js';
 export {
   createRedisProxy,
-  isLoopback,
   type RedisProxy,
   type RedisProxyOptions,
   type RedisProxyTls,
 } from './redis-proxy.js';
-export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
-export {
-  type PubSubKind,
-  type PubSubMessage,
-  RedisSubscriber,
-  type RedisSubscriberOptions,
-} from './redis-subscriber.js';
-export { type PubSubListener, SubscriptionHub, type SubscriptionSource } from './subscription-hub.js';

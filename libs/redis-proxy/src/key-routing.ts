@@ -1,3 +1,5 @@
+import { isDnsLabelBytes } from '@pullplane/names';
+import { PIPE, UNDERSCORE } from '@pullplane/redis-common';
 import { RedisProxyError, RedisProxyErrorCode } from './errors.js';
 
 /** Argo CD's per-application live-state caches, which live in each agent's own Redis. */
@@ -17,21 +19,7 @@ export type KeyRoute =
   | { readonly kind: 'invalid'; readonly reason: string };
 
 const PRINCIPAL: KeyRoute = { kind: 'principal' };
-const PIPE = 0x7c;
-const UNDERSCORE = 0x5f;
 const GLOB = /[*?[\]\\]/;
-
-/** RFC 1123 label: 1-63 of [a-z0-9-], starting and ending alphanumeric (agent names are). */
-export function isDnsLabel(b: Buffer, start = 0, end = b.length): boolean {
-  const n = end - start;
-  if (n < 1 || n > 63) return false;
-  for (let i = start; i < end; i++) {
-    const c = b[i]!;
-    const alnum = (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
-    if (!alnum && (c !== 0x2d || i === start || i === end - 1)) return false;
-  }
-  return true;
-}
 
 /**
  * Checks a prefix list. Prefixes end with `|` and hold no `_` and no glob characters, so that
@@ -82,7 +70,7 @@ export class KeyRouter {
       if (fieldEnd === -1) fieldEnd = key.length;
       const us = key.indexOf(UNDERSCORE, n);
       if (us === -1 || us >= fieldEnd) return PRINCIPAL;
-      if (!isDnsLabel(key, n, us)) {
+      if (!isDnsLabelBytes(key, n, us)) {
         return {
           kind: 'invalid',
           reason: `the agent name before '_' after ${p.toString()} must be a DNS label (lower-case letters, digits, '-')`,
@@ -92,37 +80,4 @@ export class KeyRouter {
     }
     return PRINCIPAL;
   }
-}
-
-export interface LocalName {
-  agent: string;
-  /** The name with `<agent>_` cut out: what the agent's own Redis knows. */
-  local: Buffer;
-  prefixLength: number;
-}
-
-/**
- * The agent's side of the rule, which needs no prefix list: the first `_` ends the agent name,
- * which starts after the last `|` before it. Returns a reason string when the name has no
- * agent part, or names an agent other than `self` (when the agent knows its name).
- */
-export function toLocalName(name: Buffer, self: string | undefined): LocalName | string {
-  const us = name.indexOf(UNDERSCORE);
-  if (us === -1) return 'no <agent>_ part';
-  const pipe = name.lastIndexOf(PIPE, us);
-  if (pipe === -1) return 'no <agent>_ part after a |-separated prefix';
-  if (!isDnsLabel(name, pipe + 1, us)) return 'the agent part is not a DNS label';
-  const agent = name.toString('latin1', pipe + 1, us);
-  if (self !== undefined && agent !== self) return `it belongs to agent ${agent}`;
-  const local = Buffer.concat([name.subarray(0, pipe + 1), name.subarray(us + 1)]);
-  return { agent, local, prefixLength: pipe + 1 };
-}
-
-/** The inverse of the cut: a local channel name as the client knows it. */
-export function toClientName(local: Buffer, prefixLength: number, agent: string): Buffer {
-  return Buffer.concat([
-    local.subarray(0, prefixLength),
-    Buffer.from(`${agent}_`, 'latin1'),
-    local.subarray(prefixLength),
-  ]);
 }

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
+import { connectRedis, type RedisEndpoint, readyEvent } from '@pullplane/redis-common';
 import { encodeCommand, errorReply, RespDecoder, type RespValue } from '@pullplane/resp';
 import type { Logger } from 'pino';
 import { ReplyText } from './errors.js';
-import { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
 import type { ReplyQueue, Slot } from './reply-queue.js';
 
 /** A client connection as the principal link sees it. */

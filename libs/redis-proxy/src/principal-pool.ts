@@ -1,7 +1,7 @@
+import type { RedisEndpoint } from '@pullplane/redis-common';
 import type { RespProtocol } from '@pullplane/resp';
 import type { Logger } from 'pino';
 import { PrincipalLink } from './principal-link.js';
-import type { RedisEndpoint } from './redis-socket.js';
 
 /**
  * The principal Redis connections shared by every client connection of this replica that is

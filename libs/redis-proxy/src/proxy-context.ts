@@ -1,10 +1,10 @@
+import type { RedisEndpoint } from '@pullplane/redis-common';
 import type { Logger } from 'pino';
 import type { AgentOpener } from './agent-call.js';
 import type { BufferBudget } from './buffer-budget.js';
 import type { CommandPolicy } from './command-policy.js';
 import type { KeyRouter } from './key-routing.js';
 import type { PubSubHubs } from './pubsub-session.js';
-import type { RedisEndpoint } from './redis-socket.js';
 
 export interface ProxyLimits {
   /** Most arguments in one command before AUTH (Redis 7 allows 10 to unauthenticated clients). */

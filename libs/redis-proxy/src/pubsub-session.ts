@@ -1,9 +1,8 @@
+import type { PubSubKind, PubSubListener, PubSubMessage, SubscriptionHub } from '@pullplane/redis-common';
 import { encode, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
 import type { AgentOpener } from './agent-call.js';
 import { ReplyText } from './errors.js';
 import type { KeyRouter } from './key-routing.js';
-import type { PubSubKind, PubSubMessage } from './redis-subscriber.js';
-import type { PubSubListener, SubscriptionHub } from './subscription-hub.js';
 
 export interface PubSubHubs {
   principal: SubscriptionHub;

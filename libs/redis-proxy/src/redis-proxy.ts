@@ -1,5 +1,8 @@
 import net, { type AddressInfo, type Server, type Socket } from 'node:net';
 import tls from 'node:tls';
+import { isLoopback } from '@pullplane/names';
+import type { RedisEndpoint } from '@pullplane/redis-common';
+import { RedisSubscriber, SubscriptionHub } from '@pullplane/redis-common';
 import { getOrCreateCounter, getOrCreateGauge, getOrCreateHistogram } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -19,9 +22,6 @@ import {
   type ProxyContext,
   type ProxyLimits,
 } from './proxy-context.js';
-import type { RedisEndpoint } from './redis-socket.js';
-import { RedisSubscriber } from './redis-subscriber.js';
-import { SubscriptionHub } from './subscription-hub.js';
 
 export interface RedisProxyTls {
   cert: string | Buffer;
@@ -293,12 +293,6 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       await closed;
     },
   };
-}
-
-/** Whether only this host can reach a listener on `host`. */
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
 function secureContext(t: RedisProxyTls): tls.SecureContextOptions {

@@ -6,10 +6,10 @@ import {
   extractHeaderIdentity,
   type HeaderAuthMethod,
   identityFromPeerCertificate,
-  isDnsLabel,
   TokenError,
   type TokenVerifier,
 } from '@pullplane/auth';
+import { isDnsLabel } from '@pullplane/names';
 import { checkRequestPath } from '@pullplane/proto';
 import type { ProxyFailure } from './errors.js';
 

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureVersion } from 'node:tls';
+import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
@@ -48,30 +49,6 @@ export interface ResourceProxyOptions {
   isKnownAgent?: (agent: string) => boolean;
 }
 
-/**
- * Request headers that never reach the agent: hop-by-hop, the caller's credentials, identity
- * (mesh headers, and the front-proxy headers an API server behind an authenticating proxy
- * would believe: X-Remote-User, X-Remote-Group, X-Remote-Extra-*).
- */
-const STRIP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-  'cookie',
-  'x-forwarded-client-cert',
-  'l5d-client-id',
-  'x-remote-user',
-  'x-remote-group',
-]);
-const STRIP_PREFIX = 'x-remote-extra-';
-const STRIP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
 
 export interface ResourceProxy {
@@ -110,8 +87,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
-  const strip = new Set(STRIP);
-  if (opts.auth.meshIdentity) strip.add(opts.auth.meshIdentity.method.header);
+  const meshHeader = opts.auth.meshIdentity?.method.header.toLowerCase();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
@@ -171,8 +147,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       const name = req.rawHeaders[i]!;
       const lower = name.toLowerCase();
       if (
-        strip.has(lower) ||
-        lower.startsWith(STRIP_PREFIX) ||
+        isStrippedRequestHeader(lower) ||
+        lower === meshHeader ||
         (lower.startsWith('impersonate-') && !mayImpersonate)
       )
         continue;
@@ -232,7 +208,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     const out: Record<string, string | string[]> = {};
     for (const h of head.headers) {
       const lower = h.name.toLowerCase();
-      if (STRIP_RESPONSE.has(lower)) continue;
+      if (isStrippedResponseHeader(lower)) continue;
       const prev = out[lower];
       out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }

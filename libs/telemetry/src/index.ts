@@ -11,9 +11,7 @@ export {
   type CreateLoggerOptions,
   createLogger,
   LOG_LEVELS,
-  type LogContext,
   type LogLevel,
-  withContext,
 } from './logger.js';
 export {
   type CreateMetricsRegistryOptions,

@@ -24,7 +24,8 @@ export interface CreateLoggerOptions {
 /**
  * JSON logger for an app: string level labels, ISO timestamps, `name` = app, credential fields
  * (authorization, cookie, password, *token, *secret, api keys) redacted in nested plain objects.
- * Use `logger.child({ agent, requestId })` (or `withContext`) for per-agent / per-request loggers.
+ * Use `logger.child({ agent, requestId })` for per-agent / per-request loggers; child bindings
+ * are not redacted (pino resets the bindings formatter for children), so never bind credentials.
  */
 export function createLogger(opts: CreateLoggerOptions): Logger {
   return pino(
@@ -36,26 +37,11 @@ export function createLogger(opts: CreateLoggerOptions): Logger {
       formatters: {
         level: (label) => ({ level: label }),
         log: (obj) => redactSecrets(obj),
-        bindings: (bindings) => redactSecrets(bindings), // base fields only; see withContext
+        bindings: (bindings) => redactSecrets(bindings), // base fields only; see above
       },
       ...(opts.redact?.length ? { redact: { paths: [...opts.redact], censor: REDACT_CENSOR } } : {}),
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
     },
     opts.destination,
   );
-}
-
-export interface LogContext {
-  readonly agent?: string;
-  readonly requestId?: string;
-  readonly [key: string]: unknown;
-}
-
-/**
- * A child logger carrying `agent` / `requestId`; undefined fields are left out. Prefer it to
- * `logger.child()`, whose bindings skip redaction (pino resets the bindings formatter for children).
- */
-export function withContext(logger: Logger, context: LogContext): Logger {
-  const bindings = Object.fromEntries(Object.entries(context).filter(([, v]) => v !== undefined));
-  return logger.child(redactSecrets(bindings));
 }

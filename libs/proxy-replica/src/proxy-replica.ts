@@ -1,8 +1,8 @@
 import { type Bus, connectBusFromFlags } from '@pullplane/bus';
+import type { AgentRouter } from '@pullplane/router';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { AgentRouter } from './agent-router.js';
 import { type GatewayClientFlags, startRouterFromFlags } from './router-from-flags.js';
 
 /** A front-end server (resource proxy, redis proxy) that a replica runs. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
+import { AgentRouter } from '@pullplane/router';
 import type { Logger } from 'pino';
-import { AgentRouter } from './agent-router.js';
 
 /** The gateway-client flags both proxies carry (each under its own env and params names). */
 export interface GatewayClientFlags {

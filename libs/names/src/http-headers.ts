@@ -1,0 +1,47 @@
+/** Headers that describe one HTTP hop (RFC 9110 §7.6.1, plus the proxy-* and keep-alive relics). */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * Request headers that carry the caller's credentials or an identity someone downstream might
+ * believe: mesh identity headers, and the front-proxy headers an API server behind an
+ * authenticating proxy trusts (X-Remote-User, X-Remote-Group, X-Remote-Extra-*).
+ */
+export const IDENTITY_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  'x-remote-user',
+  'x-remote-group',
+  'x-forwarded-client-cert',
+  'l5d-client-id',
+]);
+export const IDENTITY_REQUEST_HEADER_PREFIX = 'x-remote-extra-';
+
+/**
+ * Whether a request header (lower-case name) must not be forwarded to a cluster: hop-by-hop,
+ * `host` (the next hop sets its own), credentials or identity. The resource proxy and the agent
+ * both apply it, so a cluster is never handed an identity through the tunnel even if one side
+ * is misconfigured.
+ */
+export function isStrippedRequestHeader(name: string): boolean {
+  return (
+    HOP_BY_HOP_HEADERS.has(name) ||
+    name === 'host' ||
+    IDENTITY_REQUEST_HEADERS.has(name) ||
+    name.startsWith(IDENTITY_REQUEST_HEADER_PREFIX)
+  );
+}
+
+/** Whether a response header (lower-case name) must not be passed back: hop-by-hop only. */
+export function isStrippedResponseHeader(name: string): boolean {
+  return HOP_BY_HOP_HEADERS.has(name);
+}

@@ -1,0 +1,9 @@
+export { isDnsLabel, isDnsLabelBytes } from './dns-label.js';
+export {
+  HOP_BY_HOP_HEADERS,
+  IDENTITY_REQUEST_HEADER_PREFIX,
+  IDENTITY_REQUEST_HEADERS,
+  isStrippedRequestHeader,
+  isStrippedResponseHeader,
+} from './http-headers.js';
+export { isLoopback } from './loopback.js';

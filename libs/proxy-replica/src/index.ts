@@ -1,0 +1,8 @@
+export {
+  createProxyReplica,
+  type ListeningProxy,
+  type ProxyReplica,
+  type ProxyReplicaDeps,
+  type ProxyReplicaFlags,
+} from './proxy-replica.js';
+export { type GatewayClientFlags, gatewayCredentials, startRouterFromFlags } from './router-from-flags.js';
