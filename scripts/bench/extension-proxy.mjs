@@ -183,7 +183,11 @@ for (let i = 0; ; i++) {
     if (stdout === '200') break;
   } catch {}
   if (i > 100) {
-    const { stdout } = await run('curl', ['-sk', ...argocd.flatMap((h) => ['-H', h]), `https://127.0.0.1:${extPort}/metrics/small.json`]).catch((e) => ({ stdout: String(e) }));
+    const { stdout } = await run('curl', [
+      '-sk',
+      ...argocd.flatMap((h) => ['-H', h]),
+      `https://127.0.0.1:${extPort}/metrics/small.json`,
+    ]).catch((e) => ({ stdout: String(e) }));
     throw new Error(`the extension proxy never answered 200: ${stdout}`);
   }
   await new Promise((r) => setTimeout(r, 100));

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
@@ -56,7 +57,8 @@ const REJECT_INTERNAL: Authenticator = () => ({
  */
 export async function createAllInOneApp(
   c: AllInOneConfig,
-  deps: { logger: Logger; registry: Registry },
+  /** `tracer`: set when traces are exported (`--otlp-address`). */
+  deps: { logger: Logger; registry: Registry; tracer?: Tracer | undefined },
 ): Promise<AllInOneApp> {
   const { logger, registry } = deps;
   const stateDir = path.resolve(c.stateDir);
@@ -110,6 +112,7 @@ export async function createAllInOneApp(
     auth: { tokens: callers },
     requestTimeoutMs: c.requestTimeout,
     maxRequestBodyBytes: 10 * 1024 * 1024,
+    ...(deps.tracer ? { tracer: deps.tracer } : {}),
   });
   // Argo CD's server is the extension proxy's only caller: here, whoever holds this certificate.
   const argocdServer = await issueCertificate(ca, {
@@ -143,6 +146,7 @@ export async function createAllInOneApp(
         host: c.listenHost,
         port: c.redisProxyPort,
         principal: { host: principalRedis.host, port: principalRedis.port },
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
       })
     : undefined;
   // Each demo agent serves agent keys from this Redis, its name cut out of every key.
@@ -156,6 +160,7 @@ export async function createAllInOneApp(
           agentName: name,
           endpoint: { host: agentRedis.host, port: agentRedis.port },
           logger: logger.child({ component: 'demo-agent', agent: name }),
+          ...(deps.tracer ? { tracer: deps.tracer } : {}),
         }),
       );
   }
