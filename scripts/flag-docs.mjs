@@ -14,6 +14,7 @@ const FAMILIES = {
   'stream-gateway': ['principal', 'ARGOCD_PRINCIPAL_PARAMS_FILE'],
   'resource-proxy': ['principal', 'ARGOCD_PRINCIPAL_PARAMS_FILE'],
   'redis-proxy': ['principal', 'ARGOCD_PRINCIPAL_PARAMS_FILE'],
+  'extension-proxy': ['principal', 'ARGOCD_PRINCIPAL_PARAMS_FILE'],
   agent: ['agent', 'ARGOCD_AGENT_PARAMS_FILE'],
 };
 const registry = {};

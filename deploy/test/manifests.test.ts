@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type AuthMethod, extractHeaderIdentity } from '@pullplane/auth';
+import { parseArgocdExtensionConfig } from '@pullplane/extension-config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { callerAuthMethod } from '../../apps/resource-proxy/src/app.js';
@@ -58,6 +59,7 @@ const OVERLAYS: Record<string, Overlay> = {
   'test/fixtures/migrated/principal': { side: 'principal', mesh: 'none' },
   'test/fixtures/migrated/agent': { side: 'agent', mesh: 'none' },
   'test/fixtures/argocd-redis-tls': { side: 'argocd', mesh: 'none' },
+  'test/fixtures/argocd-extensions': { side: 'argocd', mesh: 'none' },
 };
 
 const VERSION = (
@@ -67,12 +69,14 @@ const PRINCIPAL_DEPLOYMENTS = {
   'argocd-agent-principal': 'stream-gateway',
   'argocd-agent-resource-proxy': 'resource-proxy',
   'argocd-agent-redis-proxy': 'redis-proxy',
+  'argocd-agent-extension-proxy': 'extension-proxy',
 } as const;
 /** The public Services of the principal and the listener each must reach. */
 const PRINCIPAL_SERVICES = {
   'argocd-agent-principal': { port: 8443, app: 'stream-gateway', listener: 'agents' },
   'argocd-agent-resource-proxy': { port: 9090, app: 'resource-proxy', listener: 'api' },
   'argocd-agent-redis-proxy': { port: 6379, app: 'redis-proxy', listener: 'redis' },
+  'argocd-agent-extension-proxy': { port: 8090, app: 'extension-proxy', listener: 'api' },
 } as const;
 /** Params keys the lead's code may not have yet; none pending today. */
 const PENDING_PARAMS_KEYS = new Set<string>();
@@ -347,7 +351,10 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
             !from.namespaceSelector &&
             selected(x.objects, from.podSelector).length === 0
           ) {
-            const argocd = from.podSelector.matchLabels?.['app.kubernetes.io/part-of'] === 'argocd';
+            // Argo CD's own pods are not part of these bundles.
+            const argocd =
+              from.podSelector.matchLabels?.['app.kubernetes.io/part-of'] === 'argocd' ||
+              from.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'argocd-server';
             if (!argocd)
               problems.push(`NetworkPolicy ${np.metadata.name}: a from.podSelector selects nothing`);
           }
@@ -487,7 +494,12 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
         selected(x.objects, internal.from![0]!.podSelector as never)
           .map((w) => w.metadata.name)
           .sort(),
-      ).toEqual(['argocd-agent-redis-proxy', 'argocd-agent-resource-proxy']);
+      ).toEqual(['argocd-agent-extension-proxy', 'argocd-agent-redis-proxy', 'argocd-agent-resource-proxy']);
+      // Only the Argo CD server calls extension backends.
+      const ext = rules('argocd-agent-extension-proxy').find((rr) => rr.ports.some((p) => p.port === 8090))!;
+      expect(ext.from).toEqual([
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'argocd-server' } } },
+      ]);
       for (const [name, port] of [
         ['argocd-agent-redis-proxy', 6379],
         ['argocd-agent-resource-proxy', 9090],
@@ -521,6 +533,7 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       expect(gateway.config.internalAllowedClients).toEqual([
         'argocd-agent-resource-proxy',
         'argocd-agent-redis-proxy',
+        'argocd-agent-extension-proxy',
       ]);
       // Certificates without a credential kind are an explicit, documented opt-in, off here;
       // registration tokens expire.
@@ -528,7 +541,7 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       expect(gateway.config.registrationTokenTtl).toBeGreaterThan(0);
       // Gateways advertise their pod IP; proxies verify the gateway certificate against one
       // stable name instead (the internal Service's), which the certificate must carry.
-      for (const app of ['resource-proxy', 'redis-proxy']) {
+      for (const app of ['resource-proxy', 'redis-proxy', 'extension-proxy']) {
         const proxy = [...x.configs.values()].find((c) => c.app === app);
         if (proxy && !proxy.config.gatewayPlaintext)
           expect(proxy.config.gatewayServerName, app).toBe('argocd-agent-principal-internal');
@@ -847,5 +860,26 @@ describe('mesh overlays across clusters', () => {
         'cluster.local',
       ),
     ).toBe(sa);
+  });
+});
+
+describe('deploy/argocd/extensions', () => {
+  it('turns proxy extensions on and points every extension at the extension proxy under its own name', () => {
+    const x = r('test/fixtures/argocd-extensions');
+    expect(get(x.objects, 'ConfigMap', 'argocd-cmd-params-cm').data['server.enable.proxy.extension']).toBe(
+      'true',
+    );
+    const cm = get(x.objects, 'ConfigMap', 'argocd-cm').data as Record<string, string>;
+    const parsed = parseArgocdExtensionConfig(cm);
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.extensions.length).toBeGreaterThan(0);
+    const service = get(r('base/principal').objects, 'Service', 'argocd-agent-extension-proxy');
+    for (const ext of parsed.extensions) {
+      expect(ext.services).toHaveLength(1);
+      const url = new URL(ext.services[0]!.url);
+      expect(url.hostname).toBe(service.metadata.name);
+      expect(Number(url.port)).toBe(service.spec.ports[0].port);
+      expect(url.pathname).toBe(`/${ext.name}`);
+    }
   });
 });

@@ -4,10 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { Metadata } from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Tracer } from '@opentelemetry/api';
-import { Agent, RedisExecutor } from '@pullplane/agent-core';
+import { Agent, ExtensionExecutor, ExtensionRegistry, RedisExecutor } from '@pullplane/agent-core';
 import type { InferConfig } from '@pullplane/config';
 import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
-import { kubeApiConfigured, loadKubeAccess, tlsProtocolSettings } from '@pullplane/tls-material';
+import { kubeApiConfigured, loadKubeAccess, SecretWatch, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
@@ -93,6 +93,10 @@ export interface AgentAppDeps {
 export interface AgentApp {
   readonly agent: Agent;
   readonly redis: RedisExecutor;
+  /** The extension map, when --extensions-config-path or --extensions-config is set. */
+  readonly extensions: ExtensionRegistry | undefined;
+  /** Re-reads the extension map now (SIGHUP); the file is also watched. */
+  reloadExtensions(): Promise<void>;
   readonly ops: OpsServer;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -126,6 +130,37 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     ...(deps.tracer ? { tracer: deps.tracer } : {}),
   });
   let material: AgentMaterial | undefined;
+  let extensionSecret: SecretWatch | undefined;
+  const extensions =
+    c.extensionsConfigPath !== undefined || c.extensionsConfig !== undefined
+      ? new ExtensionRegistry({
+          ...(c.extensionsConfigPath !== undefined
+            ? { path: c.extensionsConfigPath }
+            : { inline: c.extensionsConfig ?? '' }),
+          secret: {
+            current: () => extensionSecret?.current,
+            onChange: (fn) => {
+              extensionSecret?.on('change', fn);
+              return () => extensionSecret?.off('change', fn);
+            },
+            description: `Secret ${c.namespace}/${c.extensionsSecretName}`,
+          },
+          logger: logger.child({ component: 'extensions' }),
+        })
+      : undefined;
+  const extensionRequests = getOrCreateCounter(registry, {
+    name: 'agent_extension_requests_total',
+    help: 'Proxy extension requests served, by extension (_unknown: not in the map) and status code.',
+    labelNames: ['extension', 'code'],
+  });
+  const executor = extensions
+    ? new ExtensionExecutor({
+        registry: extensions,
+        agentName: ownName(c) ?? 'this agent',
+        logger: logger.child({ component: 'extensions' }),
+        onRequest: (extension, code) => extensionRequests.inc({ extension, code: String(code) }),
+      })
+    : undefined;
   // The agent exists only below; the gauge asks it when Prometheus scrapes.
   let isConnected = () => false;
   const compat = argocdAgentAgentMetrics(registry, () => isConnected());
@@ -154,7 +189,10 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     argocdNamespace: c.namespace,
     allowImpersonation: c.resourceProxyAllowImpersonation,
     logger,
-    handlers: { redis: (s) => redis.handle(s) },
+    handlers: {
+      redis: (s) => redis.handle(s),
+      ...(executor ? { extension: (s) => executor.handle(s) } : {}),
+    },
     ...(deps.tracer ? { tracer: deps.tracer, tracedName: ownName(c) } : {}),
     onKubeRequest: (refused) => compat.kubeRequest(refused),
   });
@@ -191,9 +229,31 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
   return {
     agent,
     redis,
+    extensions,
     ops,
+    reloadExtensions: async () => extensions?.reload(),
     async start() {
       await ops.listen();
+      if (extensions) {
+        if (localKube) {
+          extensionSecret = new SecretWatch({
+            kubeConfig: localKube,
+            namespace: c.namespace,
+            name: c.extensionsSecretName,
+            logger,
+          });
+          // Without the Secret, extensions whose headers need it answer 503; the rest work.
+          await extensionSecret
+            .start()
+            .catch((err: unknown) =>
+              logger.warn(
+                { secret: c.extensionsSecretName, err: String(err) },
+                'cannot read the extensions Secret; headers written as $key are unavailable',
+              ),
+            );
+        }
+        await extensions.start();
+      }
       material = await openAgentMaterial(c, creds, localKube, tlsProtocolSettings(c).settings, logger);
       const redisCa = material.redisCa;
       if (redisCa?.current) redisTls.ca = redisCa.current;
@@ -213,6 +273,8 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     async stop() {
       ops.markShuttingDown();
       await agent.stop();
+      extensions?.stop();
+      extensionSecret?.stop();
       material?.stop();
       await redis.stop();
       await ops.close();

@@ -33,6 +33,7 @@ installShutdown({
   // Spans still queued (the drained requests' too) are exported before exit.
   shutdown: () => app.stop().finally(() => tracing.shutdown()),
 });
+process.on('SIGHUP', () => void app.reloadExtensions());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'agent failed to start');
   process.exit(1);

@@ -160,6 +160,30 @@ export const agentOptions = defineOptions([
     description: 'Namespace of Argo CD on this cluster (argocd-cm tells the tracking method).',
   },
   {
+    flag: 'extensions-config-path',
+    type: 'string',
+    env: 'ARGOCD_AGENT_EXTENSIONS_CONFIG_PATH',
+    paramsKey: 'agent.extensions.config-path',
+    description:
+      'Extension map (YAML: extensions: [{name, url, headers, backend}]) naming the in-cluster URL behind each Argo CD proxy extension this agent serves; watched and reloaded on change (mount a ConfigMap without subPath). Unset: no extensions unless --extensions-config.',
+  },
+  {
+    flag: 'extensions-config',
+    type: 'string',
+    env: 'ARGOCD_AGENT_EXTENSIONS_CONFIG',
+    paramsKey: 'agent.extensions.config',
+    description: 'The extension map inline, when there is no --extensions-config-path (read at start only).',
+  },
+  {
+    flag: 'extensions-secret-name',
+    type: 'string',
+    default: 'pullplane-agent-extensions',
+    env: 'ARGOCD_AGENT_EXTENSIONS_SECRET_NAME',
+    paramsKey: 'agent.extensions.secret-name',
+    description:
+      'Secret in --namespace whose keys fill extension headers written as value: $key; watched. Requests for an extension whose key is missing get 503.',
+  },
+  {
     flag: 'redis-addr',
     type: 'host-port',
     defaultPort: 6379,

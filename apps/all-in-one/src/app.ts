@@ -6,6 +6,7 @@ import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
+import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
 import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { createRedisProxy, type RedisProxy } from '@pullplane/redis-proxy';
@@ -20,6 +21,7 @@ import { type Fleet, startFleet } from '@pullplane/simulator';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { DEMO_EXTENSION, type DemoExtension, startDemoExtension } from './demo-extension.js';
 import type { allInOneOptions } from './options.js';
 
 export type AllInOneConfig = InferConfig<typeof allInOneOptions>;
@@ -29,11 +31,14 @@ export interface AllInOneApp {
   readonly router: AgentRouter;
   readonly ops: OpsServer;
   readonly resourceProxy: ResourceProxy;
+  readonly extensionProxy: ExtensionProxy;
   /** Only with --redis-server-address: no Redis is assumed on the machine. */
   readonly redisProxy: RedisProxy | undefined;
   readonly fleet: Fleet | undefined;
-  /** Files written for the user (kubeconfig, CA). */
-  readonly files: { kubeconfig: string; ca: string };
+  /** Files written for the user (kubeconfig, CA, the Argo CD server's client certificate). */
+  readonly files: { kubeconfig: string; ca: string; argocdCert: string; argocdKey: string };
+  /** A curl command shaped like Argo CD's call of the demo extension on `agent`. */
+  extensionCurl(agent: string): string[];
   /** What to run next, for the startup banner. */
   nextSteps(): string;
   start(): Promise<void>;
@@ -47,7 +52,7 @@ const REJECT_INTERNAL: Authenticator = () => ({
 });
 
 /**
- * The three principal services in one process over an in-memory bus, plus demo agents that
+ * The principal services in one process over an in-memory bus, plus demo agents that
  * dial the gateway over real loopback mTLS and serve simulated clusters.
  */
 export async function createAllInOneApp(
@@ -109,6 +114,29 @@ export async function createAllInOneApp(
     maxRequestBodyBytes: 10 * 1024 * 1024,
     ...(deps.tracer ? { tracer: deps.tracer } : {}),
   });
+  // Argo CD's server is the extension proxy's only caller: here, whoever holds this certificate.
+  const argocdServer = await issueCertificate(ca, {
+    commonName: 'argocd-server',
+    usage: 'client',
+    kind: 'caller',
+  });
+  const argocdCertFile = path.join(stateDir, 'argocd-server.crt');
+  const argocdKeyFile = path.join(stateDir, 'argocd-server.key');
+  writeFileSync(argocdCertFile, argocdServer.certPem);
+  writeFileSync(argocdKeyFile, argocdServer.keyPem, { mode: 0o600 });
+  const extensionProxy = createExtensionProxy({
+    router,
+    logger: logger.child({ component: 'extension-proxy' }),
+    registry,
+    host: c.listenHost,
+    port: c.extensionProxyPort,
+    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
+    auth: { allowed: ['argocd-server'] },
+    clusterUrlBases: [`https://${c.listenHost}:${c.resourceProxyPort}`],
+    requestTimeoutMs: c.requestTimeout,
+    maxRequestBodyBytes: 10 * 1024 * 1024,
+  });
+  const demoExtensions = new Map<string, DemoExtension>();
   const principalRedis = c.redisServerAddress;
   const redisProxy = principalRedis
     ? createRedisProxy({
@@ -147,16 +175,44 @@ export async function createAllInOneApp(
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
 
+  const extensionCurl = (agent: string): string[] => {
+    // What Argo CD's API server sends for GET /extensions/hello/api/info of an app on `agent`.
+    return [
+      'curl',
+      '--cacert',
+      caFile,
+      '--cert',
+      argocdCertFile,
+      '--key',
+      argocdKeyFile,
+      '-H',
+      'Argocd-Application-Name: argocd:guestbook',
+      '-H',
+      'Argocd-Project-Name: default',
+      '-H',
+      'Argocd-Namespace: argocd',
+      '-H',
+      `Argocd-Target-Cluster-Name: ${agent}`,
+      '-H',
+      'Argocd-Username: admin',
+      '-H',
+      'Argocd-User-Groups: admins',
+      `https://${c.listenHost}:${extensionProxy.port}/${DEMO_EXTENSION}/api/info`,
+    ];
+  };
+
   return {
     gateway,
     router,
     ops,
     resourceProxy,
+    extensionProxy,
     redisProxy,
     get fleet() {
       return fleet;
     },
-    files: { kubeconfig: kubeconfigFile, ca: caFile },
+    files: { kubeconfig: kubeconfigFile, ca: caFile, argocdCert: argocdCertFile, argocdKey: argocdKeyFile },
+    extensionCurl,
     nextSteps() {
       const first = names[0];
       return [
@@ -164,6 +220,7 @@ export async function createAllInOneApp(
         'pullplane is running in single-process mode.',
         `  stream gateway   ${c.listenHost}:${gateway.agentPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
         `  resource proxy   https://${c.listenHost}:${resourceProxy.port}/clusters/<agent>`,
+        `  extension proxy  https://${c.listenHost}:${extensionProxy.port}/<extension>/… (demo extension "${DEMO_EXTENSION}" on every agent)`,
         ...(redisProxy
           ? [
               `  redis proxy      ${c.listenHost}:${redisProxy.port} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
@@ -177,6 +234,9 @@ export async function createAllInOneApp(
               `  kubectl --kubeconfig ${kubeconfigFile} get deployments,pods -A`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} get pods -n demo -w`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} api-resources`,
+              `  ${extensionCurl(first)
+                .map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`))
+                .join(' ')}`,
               ...(redisProxy
                 ? [
                     `  redis-cli -h ${c.listenHost} -p ${redisProxy.port} SET 'app|managed-resources|${first}_guestbook|1.8.3.gz' hello`,
@@ -193,7 +253,9 @@ export async function createAllInOneApp(
       await gateway.start();
       await router.start();
       await resourceProxy.listen();
+      await extensionProxy.listen();
       await redisProxy?.listen();
+      for (const name of names) demoExtensions.set(name, await startDemoExtension(name, logger));
       const entries = await Promise.all(
         names.map(async (name) => ({
           name,
@@ -211,14 +273,14 @@ export async function createAllInOneApp(
         clusters: 'per-agent',
         heartbeatIntervalMs: 30_000,
         logger: logger.child({ component: 'demo-agent' }),
-        ...(executors.size > 0
-          ? {
-              handlersFor: (name: string) => {
-                const executor = executors.get(name)!;
-                return { redis: (s: Parameters<RedisExecutor['handle']>[0]) => executor.handle(s) };
-              },
-            }
-          : {}),
+        handlersFor: (name: string) => {
+          const executor = executors.get(name);
+          const extension = demoExtensions.get(name)!;
+          return {
+            extension: (s) => extension.handle(s),
+            ...(executor ? { redis: (s: Parameters<RedisExecutor['handle']>[0]) => executor.handle(s) } : {}),
+          };
+        },
         credentialsFor: async (name) => {
           const cert = agentCerts.get(name)!;
           return {
@@ -240,9 +302,11 @@ export async function createAllInOneApp(
     async stop() {
       ops.markShuttingDown();
       await resourceProxy.close(2_000);
+      await extensionProxy.close(2_000);
       await redisProxy?.close(1_000);
       await fleet?.stop();
       await Promise.all([...executors.values()].map((e) => e.stop()));
+      await Promise.all([...demoExtensions.values()].map((e) => e.stop()));
       await gateway.stop();
       router.stop();
       await bus.close();

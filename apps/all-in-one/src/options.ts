@@ -28,6 +28,13 @@ export const allInOneOptions = defineOptions([
     description: 'The Kubernetes API front for kubectl and Argo CD.',
   },
   {
+    flag: 'extension-proxy-port',
+    type: 'port',
+    default: 18090,
+    env: 'PULLPLANE_EXTENSION_PROXY_PORT',
+    description: "The extension proxy, as Argo CD's proxy extensions would call it.",
+  },
+  {
     flag: 'redis-proxy-port',
     type: 'port',
     default: 16379,

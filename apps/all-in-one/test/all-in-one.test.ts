@@ -17,7 +17,14 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'all-in-one-'));
   const { config } = loadConfig(allInOneOptions, {
-    argv: ['--gateway-port=0', '--resource-proxy-port=0', '--ops-port=0', '--agents=2', `--state-dir=${dir}`],
+    argv: [
+      '--gateway-port=0',
+      '--resource-proxy-port=0',
+      '--extension-proxy-port=0',
+      '--ops-port=0',
+      '--agents=2',
+      `--state-dir=${dir}`,
+    ],
     env: {},
   });
   app = await createAllInOneApp(config, { logger: pino({ level: 'silent' }), registry: new Registry() });
@@ -47,4 +54,30 @@ it("serves each demo agent's simulated cluster to kubectl through the tunnel", a
       .sort(),
   ).toEqual(['demo-1', 'demo-2']);
   expect(app.nextSteps()).toContain(`kubectl --kubeconfig ${app.files.kubeconfig}`);
+});
+
+it("answers the printed curl, shaped like Argo CD's extension call, from inside each demo cluster", async () => {
+  expect(app.nextSteps()).toContain('Argocd-Target-Cluster-Name: demo-1');
+  for (const agent of ['demo-1', 'demo-2']) {
+    const [cmd, ...args] = app.extensionCurl(agent);
+    const { stdout } = await run(cmd!, ['--silent', '--show-error', '--fail', ...args]);
+    const answer = JSON.parse(stdout) as { cluster: string; path: string; argocd: Record<string, string> };
+    expect(answer.cluster).toBe(agent);
+    expect(answer.path).toBe('/api/info');
+    expect(answer.argocd).toMatchObject({ application: 'argocd:guestbook', user: 'admin', groups: 'admins' });
+  }
+  // Without the Argo CD server's certificate, nothing comes back.
+  const [cmd, ...args] = app.extensionCurl('demo-1');
+  const noCert = args.filter(
+    (a, i) => !['--cert', '--key'].includes(a) && !['--cert', '--key'].includes(args[i - 1]!),
+  );
+  const refused = await run(cmd!, [
+    '--silent',
+    '--write-out',
+    '%{http_code}',
+    '--output',
+    '/dev/null',
+    ...noCert,
+  ]);
+  expect(refused.stdout).toBe('401');
 });

@@ -15,6 +15,7 @@ import {
   render,
   tokenRevoke,
 } from './admin-commands.js';
+import { extensionsList, extensionsTable, extensionsToken } from './extensions-command.js';
 import { buildKubeconfig, type KubeconfigCommandOptions, UsageError } from './kubeconfig-command.js';
 import { DEFAULT_DEPLOY_DIR, migrate } from './migrate/migrate-command.js';
 
@@ -204,6 +205,55 @@ export function buildProgram(io: Io): Command {
     const { agent: agents, ...rest } = o;
     await writeKubeconfig(io, rest, agents);
   });
+
+  const extensions = program
+    .command('extensions')
+    .description("Argo CD proxy extensions through the agents' tunnels.");
+  extensions
+    .command('list')
+    .description(
+      "Which agents serve which extension: Argo CD's extension.config (argocd-cm) next to the agents' extension maps.",
+    )
+    .option('--argocd-cm <file>', 'argocd-cm as a manifest (kubectl -n argocd get cm argocd-cm -o yaml)')
+    .option(
+      '--agent-map <agent=file>',
+      "an agent's extension map: the YAML file, or its ConfigMap manifest (repeatable)",
+      (v: string, prev: string[]) => [...prev, v],
+      [],
+    )
+    .option('--map-key <key>', 'key of the map in an agent ConfigMap', 'extensions.yaml')
+    .addOption(output(['table', 'yaml', 'json'], 'table'))
+    .action(async (o: { argocdCm?: string; agentMap: string[]; mapKey: string; output: OutputFormat }) => {
+      if (!o.argocdCm && o.agentMap.length === 0)
+        throw new UsageError('give --argocd-cm and/or --agent-map <agent>=<file>');
+      const report = await extensionsList({
+        ...(o.argocdCm ? { argocdCm: o.argocdCm } : {}),
+        agentMaps: o.agentMap,
+        mapKey: o.mapKey,
+      });
+      io.out(o.output === 'table' ? extensionsTable(report) : render(report, o.output));
+    });
+  extensions
+    .command('token')
+    .description(
+      "A bearer token for the Argo CD server to present to the extension proxy: put `header` into argocd-secret and name that key in each extension's headers (Authorization: $<key>).",
+    )
+    .requiredOption('--token-key-path <file>', "the extension proxy's --token-key-path (private key)")
+    .option('--subject <name>', "on the proxy's --allowed-callers", 'argocd-server')
+    .option('--ttl <seconds>', 'lifetime (default: no expiry; revoke by jti)', positiveInt)
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action(async (o: { tokenKeyPath: string; subject: string; ttl?: number; output: OutputFormat }) =>
+      io.out(
+        render(
+          await extensionsToken({
+            tokenKeyPath: o.tokenKeyPath,
+            subject: o.subject,
+            ...(o.ttl ? { ttlSeconds: o.ttl } : {}),
+          }),
+          o.output,
+        ),
+      ),
+    );
 
   program
     .command('migrate')

@@ -18,7 +18,7 @@ import { type Bus, connectBusFromFlags, followRevocations } from '@pullplane/bus
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
 import { isLoopback } from '@pullplane/names';
-import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
+import { ClusterRegistrar, clusterServerUrl, fingerprint } from '@pullplane/registration';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
 import { type Material, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
@@ -403,7 +403,7 @@ async function createRegistrar(
   const registrar = new ClusterRegistrar({
     kubeConfig,
     namespace: c.argocdNamespace,
-    serverFor: (agent) => `${base}/clusters/${agent}`,
+    serverFor: (agent) => clusterServerUrl(base, agent),
     ...(caPem ? { caPem } : {}),
     credentialsFor: async (agent) => {
       // Taken before issuing, so the recorded expiry is never later than the token's own.

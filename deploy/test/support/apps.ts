@@ -10,6 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type OptionDef } from '@pullplane/config';
 import { validateAgentConfig } from '../../../apps/agent/src/app.js';
 import { agentOptions } from '../../../apps/agent/src/options.js';
+import { validateExtensionProxyConfig } from '../../../apps/extension-proxy/src/app.js';
+import { extensionProxyOptions } from '../../../apps/extension-proxy/src/options.js';
 import { validateResourceProxyConfig } from '../../../apps/resource-proxy/src/app.js';
 import { resourceProxyOptions } from '../../../apps/resource-proxy/src/options.js';
 import { validateGatewayConfig } from '../../../apps/stream-gateway/src/app.js';
@@ -172,6 +174,21 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
             ]
           : [],
       (c) => validateResourceProxyConfig(c as never),
+    ),
+    'extension-proxy': fromOptions(
+      'extension-proxy',
+      extensionProxyOptions,
+      'ARGOCD_PRINCIPAL_PARAMS_FILE',
+      (c) => [
+        {
+          name: 'api',
+          host: c.listenHost,
+          port: c.listenPort,
+          plaintext: Boolean(c.insecurePlaintext),
+          headerAuth: isHeaderAuth(c.auth),
+        },
+      ],
+      (c) => validateExtensionProxyConfig(c as never),
     ),
     'redis-proxy': await redisProxySpec(),
     agent: fromOptions(

@@ -18,8 +18,8 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   allowImpersonation?: boolean;
   /** Each Kubernetes API request the resource proxy sent (`refused`: no API here, or disabled). */
   onKubeRequest?: (refused: boolean) => void;
-  /** Extra stream handlers by request kind (the redis handler plugs in here). */
-  handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>>;
+  /** Extra stream handlers by request kind (the redis and extension handlers plug in here). */
+  handlers?: Partial<Record<'redis' | 'extension', (stream: LogicalStream) => void>>;
   /** Set when traces are exported: a span per cluster API call. */
   tracer?: Tracer;
   /** The name on spans when `agentName` is left to the credentials (a certificate's CN). */

@@ -1,4 +1,13 @@
 export { Agent, type AgentOptions } from './agent.js';
+export { ExtensionError, type ExtensionErrorName, extensionStatus } from './extension-errors.js';
+export { ExtensionExecutor, type ExtensionExecutorOptions } from './extension-executor.js';
+export {
+  ExtensionRegistry,
+  type ExtensionRegistryOptions,
+  type ExtensionSecretSource,
+  type ResolvedHeaders,
+  type ServedExtension,
+} from './extension-registry.js';
 export { KubeClient } from './kube-client.js';
 export { createKubeForwarder, type KubeForwarder, type KubeForwarderOptions } from './kube-forwarder.js';
 export { ManagedGate } from './managed-gate.js';

@@ -217,7 +217,16 @@ describe('names nobody reads', () => {
 
   it("knows every app's names from the generated registry", () => {
     const apps = appNameRegistry();
-    expect(Object.keys(apps).sort()).toEqual(['agent', 'redis-proxy', 'resource-proxy', 'stream-gateway']);
+    expect(Object.keys(apps).sort()).toEqual([
+      'agent',
+      'extension-proxy',
+      'redis-proxy',
+      'resource-proxy',
+      'stream-gateway',
+    ]);
+    expect(apps['extension-proxy']!.params).toContain('principal.extension-proxy.allowed-callers');
+    // Shared with the gateway: where registration points clusters.
+    expect(apps['extension-proxy']!.params).toContain('principal.resource-proxy.url');
     expect(apps['resource-proxy']!.params).toContain('principal.resource-proxy.secret-name');
     expect(apps['stream-gateway']!.env).toContain('ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT');
     expect(apps['redis-proxy']!.flags).toContain('redis-tls-enabled');

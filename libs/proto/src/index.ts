@@ -35,6 +35,8 @@ export {
   type Batch,
   type Data,
   type End,
+  type ExtensionRequestHead,
+  ExtensionRequestHeadSchema,
   type Frame,
   FrameSchema,
   type GoAway,
@@ -42,6 +44,7 @@ export {
   type Hello,
   HelloSchema,
   type HttpRequestHead,
+  HttpRequestHeadSchema,
   type Open,
   OpenSchema,
   type Ping,
@@ -56,6 +59,7 @@ export {
   WelcomeSchema,
   type WindowUpdate,
 } from './gen/pullplane/tunnel/v1/tunnel_pb.js';
+export { checkRequestPath } from './request-path.js';
 export {
   AGENT_TUNNEL_CONNECT_PATH,
   agentTunnelService,

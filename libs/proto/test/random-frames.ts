@@ -7,6 +7,7 @@ import {
   BatchSchema,
   DataSchema,
   EndSchema,
+  ExtensionRequestHeadSchema,
   type Frame,
   FrameSchema,
   GoAwaySchema,
@@ -192,22 +193,24 @@ export class FrameGenerator {
     );
   }
 
+  httpHead() {
+    return this.withUnknown(
+      create(HttpRequestHeadSchema, {
+        method: this.string(),
+        path: this.string(),
+        headers: this.headers(),
+        upgrade: this.rng.chance(0.7) ? '' : this.string(),
+      }),
+      [1, 2, 3, 4],
+    );
+  }
+
   open() {
     const r = this.rng;
-    const headKind = r.int(3);
+    const headKind = r.int(4);
     const head =
       headKind === 0
-        ? {
-            case: 'http' as const,
-            value: this.withUnknown(
-              create(HttpRequestHeadSchema, {
-                method: this.string(),
-                path: this.string(),
-                headers: this.headers(),
-              }),
-              [1, 2, 3],
-            ),
-          }
+        ? { case: 'http' as const, value: this.httpHead() }
         : headKind === 1
           ? {
               case: 'redis' as const,
@@ -220,7 +223,18 @@ export class FrameGenerator {
                 [1, 2, 3],
               ),
             }
-          : undefined;
+          : headKind === 2
+            ? {
+                case: 'extension' as const,
+                value: this.withUnknown(
+                  create(ExtensionRequestHeadSchema, {
+                    name: this.string(),
+                    ...(r.chance(0.8) ? { http: this.httpHead() } : {}),
+                  }),
+                  [1, 2],
+                ),
+              }
+            : undefined;
     return this.withUnknown(
       create(OpenSchema, {
         streamId: this.uint32(),
@@ -235,7 +249,7 @@ export class FrameGenerator {
           : this.string(),
         tracestate: this.string(),
       }),
-      [1, 2, 3, 4, 5, 7, 8, 9, 10, 11],
+      [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12],
     );
   }
 

@@ -25,4 +25,5 @@ export {
   SECRET_TYPE_LABEL,
   secretName,
 } from './cluster-secret.js';
+export { agentFromClusterServer, clusterServerUrl } from './cluster-server.js';
 export { RegistrationError, RegistrationErrorCode } from './errors.js';

@@ -10,6 +10,7 @@ import {
   type TokenVerifier,
 } from '@pullplane/auth';
 import { isDnsLabel } from '@pullplane/names';
+import { checkRequestPath } from '@pullplane/proto';
 import type { ProxyFailure } from './errors.js';
 
 export interface CallerAuthOptions {
@@ -40,26 +41,8 @@ const PREFIX = /^\/(?:k8s\/)?clusters\/([^/]*)(\/.*)?$/;
 /** argocd-agent's cluster Secrets address an agent as `server: https://<proxy>?agentName=<agent>`. */
 const AGENT_NAME_PARAM = 'agentName';
 
-/**
- * Rejects anything that could walk out of the intended path after decoding: dot segments,
- * encoded separators or dots, backslashes, control characters, empty segments.
- */
-export function checkPath(rawPath: string): string | undefined {
-  const q = rawPath.indexOf('?');
-  const path = q < 0 ? rawPath : rawPath.slice(0, q);
-  if (!path.startsWith('/')) return 'path must start with /';
-  if (/%(2e|2f|5c|00)/i.test(path)) return 'encoded dots, slashes or NUL are not allowed in the path';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  if (/[\\\x00-\x1f\x7f]/.test(rawPath)) return 'control characters or backslashes are not allowed';
-  if (path.length > 1 && path.includes('//')) return 'empty path segments are not allowed';
-  for (const seg of path.split('/')) if (seg === '.' || seg === '..') return 'dot segments are not allowed';
-  try {
-    decodeURIComponent(path);
-  } catch {
-    return 'malformed percent-encoding';
-  }
-  return undefined;
-}
+/** The path rule both ends apply (see @pullplane/proto). */
+export const checkPath = checkRequestPath;
 
 /**
  * Works out who is asking and for which agent, never routing to an agent the caller is not

@@ -20,4 +20,5 @@ export {
   type MultiplexerOptions,
   type OpenInit,
 } from './multiplexer.js';
+export { bridgeUpgraded, type UpgradedBridgeOptions } from './upgraded-bridge.js';
 export { WindowBudget } from './window-budget.js';

@@ -8,6 +8,9 @@ export const APP_NAMES: AppNameRegistry = {
       "agent-name",
       "creds",
       "enable-resource-proxy",
+      "extensions-config",
+      "extensions-config-path",
+      "extensions-secret-name",
       "healthz-port",
       "heartbeat-interval",
       "insecure-plaintext",
@@ -45,6 +48,9 @@ export const APP_NAMES: AppNameRegistry = {
     "env": [
       "ARGOCD_AGENT_CREDS",
       "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY",
+      "ARGOCD_AGENT_EXTENSIONS_CONFIG",
+      "ARGOCD_AGENT_EXTENSIONS_CONFIG_PATH",
+      "ARGOCD_AGENT_EXTENSIONS_SECRET_NAME",
       "ARGOCD_AGENT_HEALTHZ_PORT",
       "ARGOCD_AGENT_HEALTH_CHECK_PORT",
       "ARGOCD_AGENT_HEARTBEAT_INTERVAL",
@@ -85,6 +91,9 @@ export const APP_NAMES: AppNameRegistry = {
     ],
     "params": [
       "agent.creds",
+      "agent.extensions.config",
+      "agent.extensions.config-path",
+      "agent.extensions.secret-name",
       "agent.healthz.port",
       "agent.heartbeat.interval",
       "agent.keep-alive.interval",
@@ -359,6 +368,36 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "extensions-config-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXTENSIONS_CONFIG_PATH"
+        ],
+        "params": [
+          "agent.extensions.config-path"
+        ]
+      },
+      {
+        "flag": "extensions-config",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXTENSIONS_CONFIG"
+        ],
+        "params": [
+          "agent.extensions.config"
+        ]
+      },
+      {
+        "flag": "extensions-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXTENSIONS_SECRET_NAME"
+        ],
+        "params": [
+          "agent.extensions.secret-name"
+        ]
+      },
+      {
         "flag": "redis-addr",
         "aliases": [],
         "env": [
@@ -462,6 +501,460 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "agent.log.level"
+        ]
+      }
+    ]
+  },
+  "extension-proxy": {
+    "family": "principal",
+    "flags": [
+      "allow-insecure-non-loopback",
+      "allowed-callers",
+      "auth",
+      "client-ca-path",
+      "client-ca-secret-name",
+      "drain-timeout",
+      "gateway-ca-path",
+      "gateway-cert-path",
+      "gateway-key-path",
+      "gateway-plaintext",
+      "gateway-server-name",
+      "healthz-port",
+      "insecure-plaintext",
+      "kubeconfig",
+      "kubecontext",
+      "listen-host",
+      "listen-port",
+      "log-level",
+      "max-request-body",
+      "mesh-caller-namespaces",
+      "mesh-trust-domain",
+      "metrics-port",
+      "namespace",
+      "nats-url",
+      "presence-replicas",
+      "request-timeout",
+      "resource-proxy-url",
+      "tls-cert-path",
+      "tls-ciphersuites",
+      "tls-key-path",
+      "tls-max-version",
+      "tls-min-version",
+      "tls-secret-name",
+      "token-key-path"
+    ],
+    "env": [
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOWED_CALLERS",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOW_INSECURE_NON_LOOPBACK",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_AUTH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_DRAIN_TIMEOUT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_HOST",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MAX_REQUEST_BODY",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MESH_CALLER_NAMESPACES",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_REQUEST_TIMEOUT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_SECRET_NAME",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TOKEN_KEY_PATH",
+      "ARGOCD_PRINCIPAL_KUBECONFIG",
+      "ARGOCD_PRINCIPAL_KUBECONTEXT",
+      "ARGOCD_PRINCIPAL_LOG_LEVEL",
+      "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
+      "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_PARAMS_FILE",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
+      "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
+      "ARGOCD_PRINCIPAL_TLS_MAX_VERSION",
+      "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+    ],
+    "params": [
+      "principal.extension-proxy.allow-insecure-non-loopback",
+      "principal.extension-proxy.allowed-callers",
+      "principal.extension-proxy.auth",
+      "principal.extension-proxy.client-ca.path",
+      "principal.extension-proxy.client-ca.secret-name",
+      "principal.extension-proxy.drain-timeout",
+      "principal.extension-proxy.gateway.ca-path",
+      "principal.extension-proxy.gateway.cert-path",
+      "principal.extension-proxy.gateway.key-path",
+      "principal.extension-proxy.gateway.plaintext",
+      "principal.extension-proxy.gateway.server-name",
+      "principal.extension-proxy.healthz.port",
+      "principal.extension-proxy.listen.host",
+      "principal.extension-proxy.listen.port",
+      "principal.extension-proxy.max-request-body",
+      "principal.extension-proxy.mesh.caller-namespaces",
+      "principal.extension-proxy.metrics.port",
+      "principal.extension-proxy.request-timeout",
+      "principal.extension-proxy.tls.cert-path",
+      "principal.extension-proxy.tls.insecure-plaintext",
+      "principal.extension-proxy.tls.key-path",
+      "principal.extension-proxy.tls.secret-name",
+      "principal.extension-proxy.token.key-path",
+      "principal.kubeconfig",
+      "principal.kubecontext",
+      "principal.log.level",
+      "principal.mesh.trust-domain",
+      "principal.namespace",
+      "principal.nats.presence-replicas",
+      "principal.nats.url",
+      "principal.resource-proxy.url",
+      "principal.tls.ciphersuites",
+      "principal.tls.max-version",
+      "principal.tls.min-version"
+    ],
+    "options": [
+      {
+        "flag": "nats-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_URL"
+        ],
+        "params": [
+          "principal.nats.url"
+        ]
+      },
+      {
+        "flag": "presence-replicas",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS"
+        ],
+        "params": [
+          "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "listen-host",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_HOST"
+        ],
+        "params": [
+          "principal.extension-proxy.listen.host"
+        ]
+      },
+      {
+        "flag": "listen-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_LISTEN_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.listen.port"
+        ]
+      },
+      {
+        "flag": "tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.key-path"
+        ]
+      },
+      {
+        "flag": "tls-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TLS_SECRET_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.secret-name"
+        ]
+      },
+      {
+        "flag": "client-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.client-ca.path"
+        ]
+      },
+      {
+        "flag": "client-ca-secret-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_SECRET_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.client-ca.secret-name"
+        ]
+      },
+      {
+        "flag": "tls-min-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MIN_VERSION"
+        ],
+        "params": [
+          "principal.tls.min-version"
+        ]
+      },
+      {
+        "flag": "tls-max-version",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_MAX_VERSION"
+        ],
+        "params": [
+          "principal.tls.max-version"
+        ]
+      },
+      {
+        "flag": "tls-ciphersuites",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES"
+        ],
+        "params": [
+          "principal.tls.ciphersuites"
+        ]
+      },
+      {
+        "flag": "namespace",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NAMESPACE"
+        ],
+        "params": [
+          "principal.namespace"
+        ]
+      },
+      {
+        "flag": "kubeconfig",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONFIG"
+        ],
+        "params": [
+          "principal.kubeconfig"
+        ]
+      },
+      {
+        "flag": "kubecontext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_KUBECONTEXT"
+        ],
+        "params": [
+          "principal.kubecontext"
+        ]
+      },
+      {
+        "flag": "insecure-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT"
+        ],
+        "params": [
+          "principal.extension-proxy.tls.insecure-plaintext"
+        ]
+      },
+      {
+        "flag": "allow-insecure-non-loopback",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOW_INSECURE_NON_LOOPBACK"
+        ],
+        "params": [
+          "principal.extension-proxy.allow-insecure-non-loopback"
+        ]
+      },
+      {
+        "flag": "auth",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_AUTH"
+        ],
+        "params": [
+          "principal.extension-proxy.auth"
+        ]
+      },
+      {
+        "flag": "mesh-trust-domain",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN"
+        ],
+        "params": [
+          "principal.mesh.trust-domain"
+        ]
+      },
+      {
+        "flag": "mesh-caller-namespaces",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MESH_CALLER_NAMESPACES"
+        ],
+        "params": [
+          "principal.extension-proxy.mesh.caller-namespaces"
+        ]
+      },
+      {
+        "flag": "allowed-callers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_ALLOWED_CALLERS"
+        ],
+        "params": [
+          "principal.extension-proxy.allowed-callers"
+        ]
+      },
+      {
+        "flag": "token-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_TOKEN_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.token.key-path"
+        ]
+      },
+      {
+        "flag": "resource-proxy-url",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL"
+        ],
+        "params": [
+          "principal.resource-proxy.url"
+        ]
+      },
+      {
+        "flag": "gateway-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.cert-path"
+        ]
+      },
+      {
+        "flag": "gateway-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.key-path"
+        ]
+      },
+      {
+        "flag": "gateway-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.ca-path"
+        ]
+      },
+      {
+        "flag": "gateway-server-name",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-plaintext",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.plaintext"
+        ]
+      },
+      {
+        "flag": "request-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_REQUEST_TIMEOUT"
+        ],
+        "params": [
+          "principal.extension-proxy.request-timeout"
+        ]
+      },
+      {
+        "flag": "max-request-body",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_MAX_REQUEST_BODY"
+        ],
+        "params": [
+          "principal.extension-proxy.max-request-body"
+        ]
+      },
+      {
+        "flag": "drain-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_DRAIN_TIMEOUT"
+        ],
+        "params": [
+          "principal.extension-proxy.drain-timeout"
+        ]
+      },
+      {
+        "flag": "metrics-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.metrics.port"
+        ]
+      },
+      {
+        "flag": "healthz-port",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT"
+        ],
+        "params": [
+          "principal.extension-proxy.healthz.port"
+        ]
+      },
+      {
+        "flag": "log-level",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_LOG_LEVEL"
+        ],
+        "params": [
+          "principal.log.level"
         ]
       }
     ]

@@ -15,6 +15,7 @@ import {
   type Batch,
   type Data,
   type End,
+  type ExtensionRequestHead,
   type Frame,
   GoAwaySchema,
   type Header,
@@ -196,9 +197,10 @@ function skip(wireType: number, no: number, end: number, depth: number): void {
 // Bit masks of each message's field numbers, to tell a wrong wire type from an unknown field.
 const mask = (...nos: number[]) => nos.reduce((m, n) => m | (1 << n), 0);
 const HEADER_FIELDS = mask(1, 2);
-const HTTP_FIELDS = mask(1, 2, 3);
+const HTTP_FIELDS = mask(1, 2, 3, 4);
+const EXTENSION_FIELDS = mask(1, 2);
 const REDIS_FIELDS = mask(1, 2, 3);
-const OPEN_FIELDS = mask(1, 2, 3, 4, 5, 7, 8, 9, 10, 11);
+const OPEN_FIELDS = mask(1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12);
 const HEAD_FIELDS = mask(1, 2, 3, 4, 5);
 const DATA_FIELDS = mask(1, 2, 3);
 const STREAM_ID_ONLY = mask(1);
@@ -226,6 +228,7 @@ function readHttp(end: number, depth: number, into: HttpRequestHead | undefined)
     method: '',
     path: '',
     headers: [],
+    upgrade: '',
   };
   while (pos < end) {
     const t = tag(end);
@@ -234,7 +237,29 @@ function readHttp(end: number, depth: number, into: HttpRequestHead | undefined)
     else if (t === 0x1a) {
       const e = delimited(end);
       m.headers.push(readHeader(e, depth + 1));
-    } else other(m, t, end, HTTP_FIELDS, 'HttpRequestHead', depth);
+    } else if (t === 0x22) m.upgrade = string(end, 'HttpRequestHead.upgrade');
+    else other(m, t, end, HTTP_FIELDS, 'HttpRequestHead', depth);
+  }
+  return m;
+}
+
+function readExtension(
+  end: number,
+  depth: number,
+  into: ExtensionRequestHead | undefined,
+): ExtensionRequestHead {
+  depthCheck(depth, 'pullplane.tunnel.v1.ExtensionRequestHead');
+  const m: ExtensionRequestHead = into ?? {
+    $typeName: 'pullplane.tunnel.v1.ExtensionRequestHead',
+    name: '',
+  };
+  while (pos < end) {
+    const t = tag(end);
+    if (t === 0x0a) m.name = string(end, 'ExtensionRequestHead.name');
+    else if (t === 0x12) {
+      const e = delimited(end);
+      m.http = readHttp(e, depth + 1, m.http);
+    } else other(m, t, end, EXTENSION_FIELDS, 'ExtensionRequestHead', depth);
   }
   return m;
 }
@@ -287,6 +312,12 @@ function readOpen(end: number, depth: number, into: Open | undefined): Open {
         const e = delimited(end);
         const prev = m.head.case === 'redis' ? m.head.value : undefined;
         m.head = { case: 'redis', value: readRedis(e, depth + 1, prev) };
+        break;
+      }
+      case 0x62: {
+        const e = delimited(end);
+        const prev = m.head.case === 'extension' ? m.head.value : undefined;
+        m.head = { case: 'extension', value: readExtension(e, depth + 1, prev) };
         break;
       }
       case 0x22:

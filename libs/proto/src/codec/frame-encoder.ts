@@ -11,6 +11,7 @@ import {
   type Batch,
   type Data,
   type End,
+  type ExtensionRequestHead,
   type Frame,
   GoAwaySchema,
   type Header,
@@ -95,6 +96,15 @@ function sizeHttp(m: HttpRequestHead): number {
   if (m.method !== '') n += str(m.method);
   if (m.path !== '') n += str(m.path);
   for (const h of m.headers) n += nested(top++, sizeHeader(h));
+  if (m.upgrade !== '') n += str(m.upgrade);
+  if (m.$unknown) n += unknownSize(m.$unknown);
+  return n;
+}
+
+function sizeExtension(m: ExtensionRequestHead): number {
+  let n = 0;
+  if (m.name !== '') n += str(m.name);
+  if (m.http) n += nested(top++, sizeHttp(m.http));
   if (m.$unknown) n += unknownSize(m.$unknown);
   return n;
 }
@@ -120,6 +130,7 @@ function sizeOpen(m: Open): number {
   if (m.timeoutMs !== 0) n += 1 + uint32(m.timeoutMs, 'Open.timeout_ms');
   if (m.traceparent !== '') n += str(m.traceparent);
   if (m.tracestate !== '') n += str(m.tracestate);
+  if (m.head.case === 'extension') n += nested(top++, sizeExtension(m.head.value));
   if (m.$unknown) n += unknownSize(m.$unknown);
   return n;
 }
@@ -300,6 +311,16 @@ function wHttp(m: HttpRequestHead): void {
     wNested(0x1a);
     wHeader(h);
   }
+  if (m.upgrade !== '') wString(0x22, m.upgrade);
+  if (m.$unknown) wUnknown(m.$unknown);
+}
+
+function wExtension(m: ExtensionRequestHead): void {
+  if (m.name !== '') wString(0x0a, m.name);
+  if (m.http) {
+    wNested(0x12);
+    wHttp(m.http);
+  }
   if (m.$unknown) wUnknown(m.$unknown);
 }
 
@@ -341,6 +362,10 @@ function wOpen(m: Open): void {
   }
   if (m.traceparent !== '') wString(0x52, m.traceparent);
   if (m.tracestate !== '') wString(0x5a, m.tracestate);
+  if (m.head.case === 'extension') {
+    wNested(0x62);
+    wExtension(m.head.value);
+  }
   if (m.$unknown) wUnknown(m.$unknown);
 }
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pullplane/tunnel/v1/tunnel.proto.
  */
 export const file_pullplane_tunnel_v1_tunnel: GenFile = /*@__PURE__*/
-  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSL3BAoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAQgYKBGtpbmQiowEKBUhlbGxvEhwKFG1pbl9wcm90b2NvbF92ZXJzaW9uGAEgASgNEhwKFG1heF9wcm90b2NvbF92ZXJzaW9uGAIgASgNEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSEgoKYWdlbnRfbmFtZRgEIAEoCRIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYBSABKA0SFAoMY2FwYWJpbGl0aWVzGAYgAygJInsKB1dlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRISCgpnYXRld2F5X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSFgoObWF4X2NodW5rX3NpemUYBCABKA0SFgoOaW5pdGlhbF93aW5kb3cYBSABKA0iJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkiXQoPSHR0cFJlcXVlc3RIZWFkEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlciJIChBSZWRpc1JlcXVlc3RIZWFkEgwKBGFyZ3MYASADKAwSFAoMcmVzcF92ZXJzaW9uGAIgASgNEhAKCHBpcGVsaW5lGAMgASgIIqcCCgRPcGVuEhEKCXN0cmVhbV9pZBgBIAEoDRI0CgRodHRwGAIgASgLMiQucHVsbHBsYW5lLnR1bm5lbC52MS5IdHRwUmVxdWVzdEhlYWRIABI2CgVyZWRpcxgDIAEoCzIlLnB1bGxwbGFuZS50dW5uZWwudjEuUmVkaXNSZXF1ZXN0SGVhZEgAEg0KBWFnZW50GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIaGFzX2JvZHkYByABKAgSDAoEYm9keRgIIAEoDBISCgp0aW1lb3V0X21zGAkgASgNEhMKC3RyYWNlcGFyZW50GAogASgJEhIKCnRyYWNlc3RhdGUYCyABKAlCBgoEaGVhZEoECAYQB1IQZGVhZGxpbmVfdW5peF9tcyKBAQoMUmVzcG9uc2VIZWFkEhEKCXN0cmVhbV9pZBgBIAEoDRIOCgZzdGF0dXMYAiABKA0SLAoHaGVhZGVycxgDIAMoCzIbLnB1bGxwbGFuZS50dW5uZWwudjEuSGVhZGVyEhIKCmVuZF9zdHJlYW0YBCABKAgSDAoEYm9keRgFIAEoDCI8CgREYXRhEhEKCXN0cmVhbV9pZBgBIAEoDRINCgVjaHVuaxgCIAEoDBISCgplbmRfc3RyZWFtGAMgASgIIhgKA0VuZBIRCglzdHJlYW1faWQYASABKA0iWQoFUmVzZXQSEQoJc3RyZWFtX2lkGAEgASgNEiwKBGNvZGUYAiABKA4yHi5wdWxscGxhbmUudHVubmVsLnYxLlJlc2V0Q29kZRIPCgdtZXNzYWdlGAMgASgJIjQKDFdpbmRvd1VwZGF0ZRIRCglzdHJlYW1faWQYASABKA0SEQoJaW5jcmVtZW50GAIgASgNIikKBFBpbmcSFAoMc2VudF91bml4X21zGAIgASgESgQIARACUgVub25jZSIpCgRQb25nEhQKDHNlbnRfdW5peF9tcxgCIAEoBEoECAEQAlIFbm9uY2UiMwoFQmF0Y2gSKgoGZnJhbWVzGAEgAygLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSIcCghBY2NlcHRlZEoECAEQAlIKZ2F0ZXdheV9pZCIqCgZHb0F3YXkSDgoGcmVhc29uGAEgASgJEhAKCGRyYWluX21zGAIgASgNKmMKD1Byb3RvY29sVmVyc2lvbhIgChxQUk9UT0NPTF9WRVJTSU9OX1VOU1BFQ0lGSUVEEAASFgoSUFJPVE9DT0xfVkVSU0lPTl8xEAESFgoSUFJPVE9DT0xfVkVSU0lPTl8yEAIq/QEKCVJlc2V0Q29kZRIaChZSRVNFVF9DT0RFX1VOU1BFQ0lGSUVEEAASFQoRUkVTRVRfQ09ERV9DQU5DRUwQARIXChNSRVNFVF9DT0RFX0lOVEVSTkFMEAISGwoXUkVTRVRfQ09ERV9GTE9XX0NPTlRST0wQAxIXChNSRVNFVF9DT0RFX1BST1RPQ09MEAQSFgoSUkVTRVRfQ09ERV9SRUZVU0VEEAUSGgoWUkVTRVRfQ09ERV9VTkFWQUlMQUJMRRAGEhgKFFJFU0VUX0NPREVfTk9UX0ZPVU5EEAcSIAocUkVTRVRfQ09ERV9ERUFETElORV9FWENFRURFRBAIMlQKC0FnZW50VHVubmVsEkUKB0Nvbm5lY3QSGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lGhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSgBMAEyVwoOR2F0ZXdheUZvcndhcmQSRQoHRm9yd2FyZBIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lKAEwAWIGcHJvdG8z");
+  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSL3BAoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAQgYKBGtpbmQiowEKBUhlbGxvEhwKFG1pbl9wcm90b2NvbF92ZXJzaW9uGAEgASgNEhwKFG1heF9wcm90b2NvbF92ZXJzaW9uGAIgASgNEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSEgoKYWdlbnRfbmFtZRgEIAEoCRIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYBSABKA0SFAoMY2FwYWJpbGl0aWVzGAYgAygJInsKB1dlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRISCgpnYXRld2F5X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSFgoObWF4X2NodW5rX3NpemUYBCABKA0SFgoOaW5pdGlhbF93aW5kb3cYBSABKA0iJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkibgoPSHR0cFJlcXVlc3RIZWFkEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlchIPCgd1cGdyYWRlGAQgASgJIlgKFEV4dGVuc2lvblJlcXVlc3RIZWFkEgwKBG5hbWUYASABKAkSMgoEaHR0cBgCIAEoCzIkLnB1bGxwbGFuZS50dW5uZWwudjEuSHR0cFJlcXVlc3RIZWFkIkgKEFJlZGlzUmVxdWVzdEhlYWQSDAoEYXJncxgBIAMoDBIUCgxyZXNwX3ZlcnNpb24YAiABKA0SEAoIcGlwZWxpbmUYAyABKAgi5wIKBE9wZW4SEQoJc3RyZWFtX2lkGAEgASgNEjQKBGh0dHAYAiABKAsyJC5wdWxscGxhbmUudHVubmVsLnYxLkh0dHBSZXF1ZXN0SGVhZEgAEjYKBXJlZGlzGAMgASgLMiUucHVsbHBsYW5lLnR1bm5lbC52MS5SZWRpc1JlcXVlc3RIZWFkSAASPgoJZXh0ZW5zaW9uGAwgASgLMikucHVsbHBsYW5lLnR1bm5lbC52MS5FeHRlbnNpb25SZXF1ZXN0SGVhZEgAEg0KBWFnZW50GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIaGFzX2JvZHkYByABKAgSDAoEYm9keRgIIAEoDBISCgp0aW1lb3V0X21zGAkgASgNEhMKC3RyYWNlcGFyZW50GAogASgJEhIKCnRyYWNlc3RhdGUYCyABKAlCBgoEaGVhZEoECAYQB1IQZGVhZGxpbmVfdW5peF9tcyKBAQoMUmVzcG9uc2VIZWFkEhEKCXN0cmVhbV9pZBgBIAEoDRIOCgZzdGF0dXMYAiABKA0SLAoHaGVhZGVycxgDIAMoCzIbLnB1bGxwbGFuZS50dW5uZWwudjEuSGVhZGVyEhIKCmVuZF9zdHJlYW0YBCABKAgSDAoEYm9keRgFIAEoDCI8CgREYXRhEhEKCXN0cmVhbV9pZBgBIAEoDRINCgVjaHVuaxgCIAEoDBISCgplbmRfc3RyZWFtGAMgASgIIhgKA0VuZBIRCglzdHJlYW1faWQYASABKA0iWQoFUmVzZXQSEQoJc3RyZWFtX2lkGAEgASgNEiwKBGNvZGUYAiABKA4yHi5wdWxscGxhbmUudHVubmVsLnYxLlJlc2V0Q29kZRIPCgdtZXNzYWdlGAMgASgJIjQKDFdpbmRvd1VwZGF0ZRIRCglzdHJlYW1faWQYASABKA0SEQoJaW5jcmVtZW50GAIgASgNIikKBFBpbmcSFAoMc2VudF91bml4X21zGAIgASgESgQIARACUgVub25jZSIpCgRQb25nEhQKDHNlbnRfdW5peF9tcxgCIAEoBEoECAEQAlIFbm9uY2UiMwoFQmF0Y2gSKgoGZnJhbWVzGAEgAygLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSIcCghBY2NlcHRlZEoECAEQAlIKZ2F0ZXdheV9pZCIqCgZHb0F3YXkSDgoGcmVhc29uGAEgASgJEhAKCGRyYWluX21zGAIgASgNKmMKD1Byb3RvY29sVmVyc2lvbhIgChxQUk9UT0NPTF9WRVJTSU9OX1VOU1BFQ0lGSUVEEAASFgoSUFJPVE9DT0xfVkVSU0lPTl8xEAESFgoSUFJPVE9DT0xfVkVSU0lPTl8yEAIq/QEKCVJlc2V0Q29kZRIaChZSRVNFVF9DT0RFX1VOU1BFQ0lGSUVEEAASFQoRUkVTRVRfQ09ERV9DQU5DRUwQARIXChNSRVNFVF9DT0RFX0lOVEVSTkFMEAISGwoXUkVTRVRfQ09ERV9GTE9XX0NPTlRST0wQAxIXChNSRVNFVF9DT0RFX1BST1RPQ09MEAQSFgoSUkVTRVRfQ09ERV9SRUZVU0VEEAUSGgoWUkVTRVRfQ09ERV9VTkFWQUlMQUJMRRAGEhgKFFJFU0VUX0NPREVfTk9UX0ZPVU5EEAcSIAocUkVTRVRfQ09ERV9ERUFETElORV9FWENFRURFRBAIMlQKC0FnZW50VHVubmVsEkUKB0Nvbm5lY3QSGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lGhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSgBMAEyVwoOR2F0ZXdheUZvcndhcmQSRQoHRm9yd2FyZBIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lKAEwAWIGcHJvdG8z");
 
 /**
  * @generated from message pullplane.tunnel.v1.Frame
@@ -249,6 +249,16 @@ export type HttpRequestHead = Message<"pullplane.tunnel.v1.HttpRequestHead"> & {
    * @generated from field: repeated pullplane.tunnel.v1.Header headers = 3;
    */
   headers: Header[];
+
+  /**
+   * The request asks to switch protocols (the value of its Upgrade header, e.g. "websocket").
+   * An upgraded stream answers 101 in ResponseHead; after it both directions carry opaque
+   * bytes as Data under the usual credit, and either side's End or Reset closes the stream.
+   * Responders that do not serve upgrades answer as to any request.
+   *
+   * @generated from field: string upgrade = 4;
+   */
+  upgrade: string;
 };
 
 /**
@@ -257,6 +267,35 @@ export type HttpRequestHead = Message<"pullplane.tunnel.v1.HttpRequestHead"> & {
  */
 export const HttpRequestHeadSchema: GenMessage<HttpRequestHead> = /*@__PURE__*/
   messageDesc(file_pullplane_tunnel_v1_tunnel, 4);
+
+/**
+ * A request for a proxy extension the agent serves. The agent alone maps `name` to an
+ * in-cluster URL; `http.path` is relative to that URL's path and can never leave it.
+ *
+ * @generated from message pullplane.tunnel.v1.ExtensionRequestHead
+ */
+export type ExtensionRequestHead = Message<"pullplane.tunnel.v1.ExtensionRequestHead"> & {
+  /**
+   * Extension name, ^[A-Za-z0-9-_]+$.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Method, path (with query) and headers; `http.upgrade` asks for an upgraded stream.
+   *
+   * @generated from field: pullplane.tunnel.v1.HttpRequestHead http = 2;
+   */
+  http?: HttpRequestHead | undefined;
+};
+
+/**
+ * Describes the message pullplane.tunnel.v1.ExtensionRequestHead.
+ * Use `create(ExtensionRequestHeadSchema)` to create a new message.
+ */
+export const ExtensionRequestHeadSchema: GenMessage<ExtensionRequestHead> = /*@__PURE__*/
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 5);
 
 /**
  * A Redis operation: one command, or a subscription whose pushes stream back as Data.
@@ -294,7 +333,7 @@ export type RedisRequestHead = Message<"pullplane.tunnel.v1.RedisRequestHead"> &
  * Use `create(RedisRequestHeadSchema)` to create a new message.
  */
 export const RedisRequestHeadSchema: GenMessage<RedisRequestHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 5);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 6);
 
 /**
  * @generated from message pullplane.tunnel.v1.Open
@@ -320,6 +359,16 @@ export type Open = Message<"pullplane.tunnel.v1.Open"> & {
      */
     value: RedisRequestHead;
     case: "redis";
+  } | {
+    /**
+     * A request for one of the agent's proxy extensions (never the Kubernetes API). A new
+     * oneof case rather than a field of HttpRequestHead: an agent that predates it sees no
+     * head at all and refuses the stream, instead of sending the request to its API server.
+     *
+     * @generated from field: pullplane.tunnel.v1.ExtensionRequestHead extension = 12;
+     */
+    value: ExtensionRequestHead;
+    case: "extension";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -381,7 +430,7 @@ export type Open = Message<"pullplane.tunnel.v1.Open"> & {
  * Use `create(OpenSchema)` to create a new message.
  */
 export const OpenSchema: GenMessage<Open> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 6);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 7);
 
 /**
  * @generated from message pullplane.tunnel.v1.ResponseHead
@@ -423,7 +472,7 @@ export type ResponseHead = Message<"pullplane.tunnel.v1.ResponseHead"> & {
  * Use `create(ResponseHeadSchema)` to create a new message.
  */
 export const ResponseHeadSchema: GenMessage<ResponseHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 7);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 8);
 
 /**
  * @generated from message pullplane.tunnel.v1.Data
@@ -452,7 +501,7 @@ export type Data = Message<"pullplane.tunnel.v1.Data"> & {
  * Use `create(DataSchema)` to create a new message.
  */
 export const DataSchema: GenMessage<Data> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 8);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 9);
 
 /**
  * The sender will send no more Data on this stream. A v2 sender folds it into the last
@@ -472,7 +521,7 @@ export type End = Message<"pullplane.tunnel.v1.End"> & {
  * Use `create(EndSchema)` to create a new message.
  */
 export const EndSchema: GenMessage<End> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 9);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 10);
 
 /**
  * @generated from message pullplane.tunnel.v1.Reset
@@ -499,7 +548,7 @@ export type Reset = Message<"pullplane.tunnel.v1.Reset"> & {
  * Use `create(ResetSchema)` to create a new message.
  */
 export const ResetSchema: GenMessage<Reset> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 10);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 11);
 
 /**
  * @generated from message pullplane.tunnel.v1.WindowUpdate
@@ -521,7 +570,7 @@ export type WindowUpdate = Message<"pullplane.tunnel.v1.WindowUpdate"> & {
  * Use `create(WindowUpdateSchema)` to create a new message.
  */
 export const WindowUpdateSchema: GenMessage<WindowUpdate> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 11);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 12);
 
 /**
  * A heartbeat. The answer echoes sent_unix_ms, so the pinging side measures the round trip
@@ -541,7 +590,7 @@ export type Ping = Message<"pullplane.tunnel.v1.Ping"> & {
  * Use `create(PingSchema)` to create a new message.
  */
 export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 12);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 13);
 
 /**
  * @generated from message pullplane.tunnel.v1.Pong
@@ -558,7 +607,7 @@ export type Pong = Message<"pullplane.tunnel.v1.Pong"> & {
  * Use `create(PongSchema)` to create a new message.
  */
 export const PongSchema: GenMessage<Pong> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 13);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 14);
 
 /**
  * Frames written in the same turn of the event loop travel as one message: a small response
@@ -578,7 +627,7 @@ export type Batch = Message<"pullplane.tunnel.v1.Batch"> & {
  * Use `create(BatchSchema)` to create a new message.
  */
 export const BatchSchema: GenMessage<Batch> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 14);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 15);
 
 /**
  * Proxy -> gateway hop only: the gateway found the agent and opened the logical stream on
@@ -595,7 +644,7 @@ export type Accepted = Message<"pullplane.tunnel.v1.Accepted"> & {
  * Use `create(AcceptedSchema)` to create a new message.
  */
 export const AcceptedSchema: GenMessage<Accepted> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 15);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 16);
 
 /**
  * The gateway is going away: finish in-flight streams, open no new ones, reconnect.
@@ -621,7 +670,7 @@ export type GoAway = Message<"pullplane.tunnel.v1.GoAway"> & {
  * Use `create(GoAwaySchema)` to create a new message.
  */
 export const GoAwaySchema: GenMessage<GoAway> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 16);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 17);
 
 /**
  * Protocol versions this build speaks. Bumped on incompatible changes only.

@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
+import { followRevocations } from '@pullplane/bus';
+import type { InferConfig } from '@pullplane/config';
+import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
+import { isLoopback } from '@pullplane/names';
+import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
+import { tlsProtocolSettings } from '@pullplane/tls-material';
+import type { extensionProxyOptions } from './options.js';
+import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
+
+export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;
+
+/** Audience of the bearer tokens the Argo CD server presents (`pullplane extensions token`). */
+export const EXTENSION_PROXY_AUDIENCE = 'extension-proxy';
+
+function callerAuthMethod(c: ExtensionProxyConfig) {
+  const mesh =
+    c.meshTrustDomain && c.meshCallerNamespaces.length > 0
+      ? { trustDomain: c.meshTrustDomain, namespaces: c.meshCallerNamespaces }
+      : undefined;
+  return parseAuthMethod(c.auth, { mesh });
+}
+
+export function validateExtensionProxyConfig(
+  c: ExtensionProxyConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  const problems: string[] = [...tlsProtocolSettings(c).problems, ...proxyMaterialProblems(c, env)];
+  let kind: string | undefined;
+  try {
+    kind = callerAuthMethod(c).kind;
+  } catch (err) {
+    problems.push(
+      err instanceof AuthMethodError && err.code === 'AUTH_METHOD_MESH_UNPINNED'
+        ? `--auth=${c.auth} must be pinned: set --mesh-trust-domain and --mesh-caller-namespaces (${err.message})`
+        : `--auth: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  if (kind && kind !== 'mtls' && kind !== 'header')
+    problems.push(
+      `--auth=${c.auth}: the extension proxy recognises the Argo CD server by mtls or a mesh identity`,
+    );
+  if (c.insecurePlaintext) {
+    if (kind && kind !== 'header')
+      problems.push('--insecure-plaintext requires a mesh identity header (--auth=header:…, istio, linkerd)');
+    if (!isLoopback(c.listenHost) && !c.allowInsecureNonLoopback)
+      problems.push(
+        `--insecure-plaintext on --listen-host=${c.listenHost} lets anyone who reaches the port forge identity headers; bind 127.0.0.1 or pass --allow-insecure-non-loopback`,
+      );
+  } else if (kind === 'header') {
+    problems.push('a mesh identity header is only trusted with --insecure-plaintext on loopback');
+  }
+  if (c.allowedCallers.length === 0) problems.push('--allowed-callers must name the Argo CD server');
+  for (const u of c.resourceProxyUrl) {
+    try {
+      new URL(u);
+    } catch {
+      problems.push(`--resource-proxy-url: ${u} is not a URL`);
+    }
+  }
+  if (!c.gatewayPlaintext && (!c.gatewayCertPath || !c.gatewayKeyPath))
+    problems.push(
+      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
+    );
+  return problems;
+}
+
+export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
+
+export type ExtensionProxyApp = ProxyReplica<ExtensionProxy> & {
+  /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
+  reloadTls(): Promise<void>;
+};
+
+/** Builds the extension proxy service, unstarted. */
+export function createExtensionProxyApp(
+  c: ExtensionProxyConfig,
+  deps: ExtensionProxyAppDeps,
+): ExtensionProxyApp {
+  const { logger, registry } = deps;
+  const protocol = tlsProtocolSettings(c).settings;
+  let reload: (() => Promise<void>) | undefined;
+  const replica = createProxyReplica(
+    c,
+    { ...deps, name: 'extension-proxy' },
+    async (router, bus) => {
+      const method = callerAuthMethod(c);
+      const revoked = new Set<string>();
+      const stopRevocations = await followRevocations(bus, {
+        agentRevoked(agent) {
+          revoked.add(agent);
+        },
+        tokenRevoked: () => undefined,
+      });
+      const material = await openProxyMaterial(c, logger);
+      const tokens = c.tokenKeyPath
+        ? await TokenAuthority.fromPem(readFileSync(c.tokenKeyPath, 'utf8'), {
+            audience: EXTENSION_PROXY_AUDIENCE,
+          })
+        : undefined;
+      if (!c.insecurePlaintext && material.clientCa?.current === undefined && !tokens)
+        logger.warn(
+          `no CA for client certificates (--client-ca-path, Secret ${c.clientCaSecretName}) and no --token-key-path: every caller is refused until a CA appears`,
+        );
+      const pair = material.serverTls?.current;
+      const proxy = createExtensionProxy({
+        router,
+        logger,
+        registry,
+        host: c.listenHost,
+        port: c.listenPort,
+        ...(pair
+          ? {
+              tls: {
+                cert: pair.cert,
+                key: pair.key,
+                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+                ...(protocol ? { protocol } : {}),
+              },
+            }
+          : {}),
+        auth: {
+          allowed: c.allowedCallers,
+          ...(method.kind === 'header' ? { meshIdentity: method as HeaderAuthMethod } : {}),
+          ...(tokens ? { tokens } : {}),
+        },
+        clusterUrlBases: c.resourceProxyUrl,
+        requestTimeoutMs: c.requestTimeout,
+        maxRequestBodyBytes: c.maxRequestBody,
+        isRevoked: (agent) => revoked.has(agent),
+        isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+      });
+      const applyTls = () => {
+        const p = material.serverTls?.current;
+        if (!p) return;
+        proxy.reloadTls({
+          cert: p.cert,
+          key: p.key,
+          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+        });
+      };
+      material.serverTls?.onChange(applyTls);
+      material.clientCa?.onChange(applyTls);
+      const stopControl = bus.control.subscribe((ev) => {
+        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'extension-proxy'))
+          void material.reload().then(applyTls);
+      });
+      reload = async () => {
+        await material.reload();
+        applyTls();
+      };
+      return {
+        get port() {
+          return proxy.port;
+        },
+        listen: () => proxy.listen(),
+        reloadTls: proxy.reloadTls,
+        async close(graceMs?: number) {
+          stopRevocations();
+          stopControl();
+          material.stop();
+          await proxy.close(graceMs);
+        },
+      };
+    },
+    () => ({ auth: c.auth, resourceProxyUrls: c.resourceProxyUrl }),
+  );
+  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+}

@@ -1,0 +1,24 @@
+import { logUnusedNames, parseOrExit } from '@pullplane/config';
+import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { createExtensionProxyApp, validateExtensionProxyConfig } from './app.js';
+import { extensionProxyOptions } from './options.js';
+
+const { config, unused } = parseOrExit(extensionProxyOptions, {
+  appName: 'extension-proxy',
+  summary:
+    "Backend of Argo CD's proxy extensions: reaches each extension's service inside the workload cluster through the agent's tunnel.",
+  argv: process.argv.slice(2),
+  env: process.env,
+  paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
+  validate: (c) => validateExtensionProxyConfig(c, process.env),
+  unusedNames: { app: 'extension-proxy', family: 'principal' },
+});
+const logger = createLogger({ level: config.logLevel, name: 'extension-proxy' });
+logUnusedNames(unused, logger);
+const app = createExtensionProxyApp(config, { logger, registry: createMetricsRegistry() });
+installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+process.on('SIGHUP', () => void app.reloadTls());
+app.start().catch((err: unknown) => {
+  logger.fatal({ err: String(err) }, 'extension proxy failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,478 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { SecureVersion } from 'node:tls';
+import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import type { RouteOpenInit } from '@pullplane/router';
+import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import {
+  bridgeUpgraded,
+  isTunnelError,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { type Caller, type CallerAuthOptions, identifyCaller } from './caller.js';
+import { type ExtensionProxyFailure, failureBody, fromTunnelError } from './errors.js';
+import { type ExtensionTarget, resolveExtensionTarget } from './target.js';
+
+export interface StreamOpener {
+  open(agent: string, init: RouteOpenInit): TunnelStream;
+}
+
+export interface ExtensionProxyTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** CA of caller certificates; without one no client certificate is trusted. */
+  ca?: string | Buffer;
+  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
+}
+
+export interface ExtensionProxyOptions {
+  router: StreamOpener;
+  logger: Logger;
+  registry: Registry;
+  host: string;
+  port: number;
+  tls?: ExtensionProxyTls;
+  auth: CallerAuthOptions;
+  /** Resource proxy URLs cluster registration uses: `Argocd-Target-Cluster-URL` is matched against them. */
+  clusterUrlBases: readonly string[];
+  /** Time allowed until the response head (or the 101) arrives. */
+  requestTimeoutMs: number;
+  maxRequestBodyBytes: number;
+  /** Revoked agents are unreachable. */
+  isRevoked?: (agent: string) => boolean;
+  /** Agents known to presence get their own metric series; others share `_unknown`. */
+  isKnownAgent?: (agent: string) => boolean;
+}
+
+export interface ExtensionProxy {
+  readonly port: number;
+  reloadTls(material: Pick<ExtensionProxyTls, 'cert' | 'key' | 'ca'>): void;
+  listen(): Promise<void>;
+  /** Stops accepting; in-flight requests (event streams, WebSockets too) get `graceMs`, then are cut. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Hop-by-hop, credentials and identity of the hops in between never go on (the shared rule);
+ * cookies never come back: a backend must not set them on the Argo CD origin. */
+const stripResponse = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** Distinct extension names given their own metric series; beyond, `_other`. */
+const MAX_EXTENSION_LABELS = 200;
+
+interface Accepted {
+  requestId: string;
+  caller: Caller;
+  target: ExtensionTarget;
+  headers: Array<{ name: string; value: string }>;
+}
+
+/**
+ * The extension proxy: Argo CD's API server calls it as the backend of every proxy extension;
+ * it checks that the caller is the Argo CD server, picks the agent from Argo CD's target
+ * headers, and streams the request through that agent's tunnel, where the agent alone decides
+ * which in-cluster URL the extension name means.
+ */
+export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProxy {
+  const log = opts.logger;
+  const requests = getOrCreateCounter(opts.registry, {
+    name: 'extension_proxy_requests_total',
+    help: 'Proxy extension requests answered, by extension, agent and status code (101: upgraded).',
+    labelNames: ['extension', 'agent', 'code'],
+  });
+  const errors = getOrCreateCounter(opts.registry, {
+    name: 'extension_proxy_errors_total',
+    help: 'Proxy extension requests that failed at the proxy or on the way, by extension, agent and reason.',
+    labelNames: ['extension', 'agent', 'reason'],
+  });
+  const duration = getOrCreateHistogram(opts.registry, {
+    name: 'extension_proxy_request_duration_seconds',
+    help: 'Time to the response head through the tunnel, by extension and agent.',
+    labelNames: ['extension', 'agent'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
+  });
+  const extensionLabels = new Set<string>();
+  const labels = (t: Partial<ExtensionTarget> | undefined) => {
+    let extension = t?.extension ?? '_none';
+    if (t?.extension && !extensionLabels.has(extension)) {
+      if (extensionLabels.size < MAX_EXTENSION_LABELS) extensionLabels.add(extension);
+      else extension = '_other';
+    }
+    const agent = !t?.agent ? '_none' : (opts.isKnownAgent ?? (() => true))(t.agent) ? t.agent : '_unknown';
+    return { extension, agent };
+  };
+  const meshHeader = opts.auth.meshIdentity?.header;
+  const strip = (lower: string) => isStrippedRequestHeader(lower) || lower === meshHeader;
+
+  /** Who is asking, for which agent and extension, with the headers that go on; or why not. */
+  const accept = async (
+    req: IncomingMessage,
+  ): Promise<
+    | { ok: true; a: Accepted }
+    | { ok: false; failure: ExtensionProxyFailure; target?: Partial<ExtensionTarget> }
+  > => {
+    const caller = await identifyCaller(req, opts.auth);
+    if (!caller.ok) return caller;
+    const resolved = resolveExtensionTarget(req.url ?? '/', req.headers, opts.clusterUrlBases);
+    if (!resolved.ok)
+      return {
+        ok: false,
+        failure: resolved.failure,
+        ...(resolved.extension ? { target: { extension: resolved.extension } } : {}),
+      };
+    const target = resolved.target;
+    if (opts.isRevoked?.(target.agent))
+      return {
+        ok: false,
+        failure: { name: 'REVOKED', detail: `agent ${target.agent} has been revoked` },
+        target,
+      };
+    const headers: Array<{ name: string; value: string }> = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      if (!strip(name.toLowerCase())) headers.push({ name, value: req.rawHeaders[i + 1]! });
+    }
+    const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || randomUUID();
+    return { ok: true, a: { requestId, caller: caller.caller, target, headers } };
+  };
+
+  const audit = (
+    req: IncomingMessage,
+    started: bigint,
+    a: Omit<Partial<Accepted>, 'target'> & { target?: Partial<ExtensionTarget> | undefined },
+    status: number,
+    extra: Record<string, unknown> = {},
+  ) => {
+    requests.inc({ ...labels(a.target), code: String(status) });
+    const h = req.headers;
+    log.info(
+      {
+        requestId: a.requestId,
+        caller: a.caller?.identity,
+        via: a.caller?.via,
+        agent: a.target?.agent,
+        extension: a.target?.extension,
+        method: req.method,
+        path: a.target?.path ?? req.url,
+        status,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        argocd: {
+          user: h['argocd-username'],
+          groups: h['argocd-user-groups'],
+          application: h['argocd-application-name'],
+          project: h['argocd-project-name'],
+        },
+        ...extra,
+      },
+      'extension request',
+    );
+  };
+
+  const open = (a: Accepted, method: string, hasBody: boolean, upgrade: string): TunnelStream =>
+    opts.router.open(a.target.agent, {
+      head: {
+        case: 'extension',
+        value: {
+          name: a.target.extension,
+          http: { method, path: a.target.path, headers: a.headers, upgrade },
+        },
+      },
+      hasBody,
+      requestId: a.requestId,
+      timeoutMs: opts.requestTimeoutMs,
+      routeDeadline: Date.now() + opts.requestTimeoutMs,
+    });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const started = process.hrtime.bigint();
+    let a: Accepted | undefined;
+    let target: Partial<ExtensionTarget> | undefined;
+    let bytesIn = 0;
+    let bytesOut = 0;
+    const fail = (f: ExtensionProxyFailure) => {
+      const { code, body } = failureBody(f);
+      if (!res.headersSent) {
+        res.writeHead(code, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        });
+        res.end(body);
+      } else res.destroy();
+      errors.inc({ ...labels(target), reason: f.name });
+      audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, bytesIn, bytesOut });
+      req.resume();
+    };
+    const accepted = await accept(req);
+    if (!accepted.ok) {
+      target = accepted.target;
+      return fail(accepted.failure);
+    }
+    a = accepted.a;
+    target = a.target;
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > opts.maxRequestBodyBytes)
+      return fail({ name: 'TOO_LARGE', detail: `${declared} bytes > ${opts.maxRequestBodyBytes}` });
+    const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+    let stream: TunnelStream;
+    try {
+      stream = open(a, req.method ?? 'GET', hasBody, '');
+    } catch (err) {
+      if (isTunnelError(err)) return fail(fromTunnelError(err));
+      throw err;
+    }
+    // Argo CD (or the user behind it) went away: release every hop at once.
+    res.on('close', () => {
+      if (!res.writableFinished && !stream.destroyed)
+        stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+    });
+    if (hasBody) {
+      req.on('data', (chunk: Buffer) => {
+        bytesIn += chunk.length;
+        if (bytesIn > opts.maxRequestBodyBytes) {
+          stream.reset(TunnelErrorCode.CANCELLED, 'request body over the limit');
+          fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` });
+          req.destroy();
+        }
+      });
+      req.pipe(stream);
+    }
+    let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
+    try {
+      head = await stream.responseHead();
+    } catch (err) {
+      if (res.writableEnded || res.destroyed) return;
+      return fail(
+        fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
+      );
+    }
+    duration.observe(labels(target), Number(process.hrtime.bigint() - started) / 1e9);
+    const out: Record<string, string | string[]> = {};
+    for (const h of head.headers) {
+      const lower = h.name.toLowerCase();
+      if (stripResponse(lower)) continue;
+      const prev = out[lower];
+      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
+    }
+    res.writeHead(head.status, out);
+    // Event streams must reach the browser as they come: no waiting for a first body chunk.
+    res.flushHeaders();
+    stream.on('data', (chunk: Buffer) => {
+      bytesOut += chunk.length;
+      if (!res.write(chunk)) {
+        stream.pause();
+        res.once('drain', () => stream.resume());
+      }
+    });
+    stream.on('end', () => {
+      res.end();
+      audit(req, started, a!, head.status, { bytesIn, bytesOut });
+    });
+    stream.on('close', () => {
+      if (stream.errored && !res.writableEnded) {
+        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
+        res.destroy();
+        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
+        if (!cancelled) errors.inc({ ...labels(target), reason: 'MID_BODY' });
+        audit(req, started, a!, head.status, { error: stream.errored.message, bytesIn, bytesOut });
+      }
+    });
+  };
+
+  const upgrade = async (req: IncomingMessage, socket: Socket, rest: Buffer) => {
+    const started = process.hrtime.bigint();
+    socket.on('error', () => undefined);
+    const refuse = (f: ExtensionProxyFailure, target?: Partial<ExtensionTarget>, a?: Accepted) => {
+      const { code, body } = failureBody(f);
+      if (socket.writable)
+        socket.end(
+          `HTTP/1.1 ${code} ${httpReason(code)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
+      errors.inc({ ...labels(target), reason: f.name });
+      audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, upgrade: true });
+    };
+    const accepted = await accept(req);
+    if (!accepted.ok) return refuse(accepted.failure, accepted.target);
+    const a = accepted.a;
+    const protocol = String(req.headers.upgrade ?? '');
+    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z/]+$/.test(protocol))
+      return refuse({ name: 'BAD_HEADER', detail: 'malformed Upgrade header' }, a.target, a);
+    let stream: TunnelStream;
+    try {
+      // Bytes after the 101 follow as Data; none are sent before it.
+      stream = open(a, req.method ?? 'GET', true, protocol);
+    } catch (err) {
+      if (isTunnelError(err)) return refuse(fromTunnelError(err), a.target, a);
+      throw err;
+    }
+    const gone = () => {
+      if (!stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+    };
+    socket.once('close', gone);
+    let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
+    try {
+      head = await stream.responseHead();
+    } catch (err) {
+      return refuse(
+        fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
+        a.target,
+        a,
+      );
+    }
+    socket.off('close', gone);
+    duration.observe(labels(a.target), Number(process.hrtime.bigint() - started) / 1e9);
+    const lines = [`HTTP/1.1 ${head.status} ${httpReason(head.status)}`];
+    for (const h of head.headers) {
+      const lower = h.name.toLowerCase();
+      if (
+        lower === 'connection' ||
+        lower === 'keep-alive' ||
+        lower === 'transfer-encoding' ||
+        lower === 'set-cookie'
+      )
+        continue;
+      if (/[\r\n]/.test(h.name) || /[\r\n]/.test(h.value)) continue;
+      lines.push(`${h.name}: ${h.value}`);
+    }
+    if (head.status !== 101) {
+      // The backend declined the upgrade: its answer, then the connection closes.
+      lines.push('connection: close');
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      stream.pipe(socket);
+      stream.on('close', () => socket.destroy());
+      audit(req, started, a, head.status, { upgrade: protocol });
+      return;
+    }
+    lines.push('connection: Upgrade');
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    bridgeUpgraded(socket, stream, {
+      head: rest,
+      onClose: (s) => {
+        if (s.error && !(isTunnelError(s.error) && s.error.code === TunnelErrorCode.CANCELLED))
+          errors.inc({ ...labels(a.target), reason: 'UPGRADED_STREAM' });
+        audit(req, started, a, 101, {
+          upgrade: protocol,
+          bytesIn: s.bytesIn,
+          bytesOut: s.bytesOut,
+          error: s.error?.message,
+        });
+      },
+    });
+  };
+
+  const app: FastifyInstance = Fastify({
+    logger: false,
+    // Long-lived event streams and WebSockets: no server-side request timeout.
+    requestTimeout: 0,
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+    forceCloseConnections: false,
+    ...(opts.tls
+      ? {
+          https: {
+            ...secureContext(opts.tls),
+            requestCert: true,
+            rejectUnauthorized: false,
+          },
+        }
+      : {}),
+  }) as unknown as FastifyInstance;
+  // Bodies are streamed through untouched, never parsed.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  const route = (request: { raw: IncomingMessage }, reply: { raw: ServerResponse; hijack(): void }) => {
+    reply.hijack();
+    handle(request.raw, reply.raw).catch((err: unknown) => {
+      log.error({ err: String(err), path: request.raw.url }, 'extension proxy handler failed');
+      if (!reply.raw.headersSent) {
+        const { code, body } = failureBody({ name: 'INTERNAL', detail: 'internal proxy error' });
+        reply.raw.writeHead(code, { 'content-type': 'application/json' }).end(body);
+      } else reply.raw.destroy();
+    });
+  };
+  app.route({ method: [...METHODS], url: '/*', handler: route });
+  app.setNotFoundHandler(route);
+  app.server.on('upgrade', (req: IncomingMessage, socket: Socket, rest: Buffer) => {
+    upgrade(req, socket, rest).catch((err: unknown) => {
+      log.error({ err: String(err) }, 'extension proxy upgrade failed');
+      socket.destroy();
+    });
+  });
+  app.server.on('clientError', (err: Error, socket: Socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    log.debug({ err: err.message }, 'malformed HTTP request');
+  });
+  app.server.headersTimeout = 60_000;
+
+  return {
+    get port() {
+      return (app.server.address() as AddressInfo | null)?.port ?? 0;
+    },
+    reloadTls(material) {
+      if (!opts.tls) throw new Error('the extension proxy serves plaintext: no TLS to reload');
+      (app.server as HttpsServer).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      log.info('extension proxy TLS material reloaded');
+    },
+    async listen() {
+      await app.listen({ host: opts.host, port: opts.port });
+      log.info(
+        { host: opts.host, port: (app.server.address() as AddressInfo).port, tls: Boolean(opts.tls) },
+        'extension proxy listening',
+      );
+    },
+    close(graceMs = 5_000) {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          app.server.closeAllConnections();
+          resolve();
+        }, graceMs);
+        timer.unref();
+        app.server.closeIdleConnections();
+        app.close().then(
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          () => resolve(),
+        );
+      });
+    },
+  };
+}
+
+function httpReason(code: number): string {
+  return (
+    (
+      {
+        101: 'Switching Protocols',
+        400: 'Bad Request',
+        401: 'Unauthorized',
+        403: 'Forbidden',
+        404: 'Not Found',
+        413: 'Payload Too Large',
+        500: 'Internal Server Error',
+        502: 'Bad Gateway',
+        503: 'Service Unavailable',
+        504: 'Gateway Timeout',
+      } as Record<number, string>
+    )[code] ?? 'Status'
+  );
+}
+
+/** Without a CA, no client certificate is trusted (not Node's public roots). */
+function secureContext(t: ExtensionProxyTls) {
+  const p = t.protocol;
+  return {
+    cert: t.cert,
+    key: t.key,
+    ca: t.ca ?? [],
+    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
+    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
+    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
+  };
+}

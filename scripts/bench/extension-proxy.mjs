@@ -1,0 +1,263 @@
+// npm run bench:extension-proxy — wrk against an HTTP backend directly, through nginx as a peer
+// reverse proxy, and through the extension proxy → gateway → agent → backend (real processes, a
+// bearer token as Argo CD would send it); small responses (requests/s, latency) and a 1 MiB
+// download (throughput). Peak RSS of each of our processes is sampled per row. Not a test: it
+// prints figures.
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { TokenAuthority } from '@pullplane/auth';
+import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const quick = process.env.BENCH_QUICK === '1';
+const DURATION = process.env.BENCH_DURATION ?? (quick ? '3s' : '10s');
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+const children = new Set();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+function spawnReady(command, args, readyText) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      if (readyText === undefined || out.includes(readyText)) resolve(child);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${command} exited (${code}):\n${out}`)));
+    if (readyText === undefined) setTimeout(() => resolve(child), 300);
+  });
+}
+const spawnApp = (app, args, readyText) =>
+  spawnReady(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], readyText);
+const rss = (pid) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-extension-proxy-'));
+// nginx's workers may run as another user: they must be able to read the files they serve.
+chmodSync(dir, 0o755);
+const file = (name, body) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, body);
+  return p;
+};
+
+// ---- the backend: nginx serving static files (so the backend is never the bottleneck) ----
+const nginx = findBinary('nginx', 'apt-get install nginx');
+const wrk = findBinary('wrk', 'apt-get install wrk');
+const www = path.join(dir, 'www');
+await run('mkdir', ['-p', www, path.join(dir, 'nginx-tmp')]);
+writeFileSync(path.join(www, 'small.json'), `${JSON.stringify({ ok: true, pad: 'x'.repeat(900) })}\n`);
+writeFileSync(path.join(www, 'big.bin'), Buffer.alloc(1024 * 1024, 0x61));
+const backendPort = await freePort();
+const peerPort = await freePort();
+const nginxConf = file(
+  'nginx.conf',
+  `daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/nginx-tmp; proxy_temp_path ${dir}/nginx-tmp;
+  fastcgi_temp_path ${dir}/nginx-tmp; uwsgi_temp_path ${dir}/nginx-tmp; scgi_temp_path ${dir}/nginx-tmp;
+  server { listen 127.0.0.1:${backendPort}; root ${www}; }
+  upstream backend { server 127.0.0.1:${backendPort}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${peerPort};
+    location /metrics/ {
+      proxy_pass http://backend/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Cookie "";
+      proxy_set_header Authorization "";
+    }
+  }
+}
+`,
+);
+await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
+
+// ---- pullplane: nats, gateway, agent (extension map → nginx), extension proxy ----
+const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
+const server = await issueCertificate(ca, {
+  commonName: 'localhost',
+  dnsNames: ['localhost'],
+  ipAddresses: ['127.0.0.1'],
+  usage: 'both',
+});
+const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
+const proxyCert = await issueCertificate(ca, {
+  commonName: 'extension-proxy',
+  usage: 'client',
+  kind: 'proxy',
+});
+const caFile = file('ca.crt', ca.certPem);
+const nats = await startNatsServer();
+const gwPort = await freePort();
+const gateway = await spawnApp(
+  'stream-gateway',
+  [
+    '--listen-host=127.0.0.1',
+    `--listen-port=${gwPort}`,
+    `--internal-listen-port=${await freePort()}`,
+    '--advertise-address=127.0.0.1',
+    `--nats-url=${nats.url}`,
+    `--tls-cert=${file('tls.crt', server.certPem)}`,
+    `--tls-key=${file('tls.key', server.keyPem)}`,
+    `--root-ca-path=${caFile}`,
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  'stream gateway started',
+);
+const agent = await spawnApp(
+  'agent',
+  [
+    '--agent-name=bench-agent',
+    '--server-address=127.0.0.1',
+    `--server-port=${gwPort}`,
+    '--creds=mtls:',
+    `--tls-client-cert=${file('agent.crt', agentCert.certPem)}`,
+    `--tls-client-key=${file('agent.key', agentCert.keyPem)}`,
+    `--root-ca-path=${caFile}`,
+    '--enable-resource-proxy=false',
+    `--extensions-config-path=${file('extensions.yaml', `extensions:\n  - name: metrics\n    url: http://127.0.0.1:${backendPort}/\n`)}`,
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  'tunnel established',
+);
+const tokens = await TokenAuthority.generate({ audience: 'extension-proxy' });
+const extPort = await freePort();
+const proxy = await spawnApp(
+  'extension-proxy',
+  [
+    '--listen-host=127.0.0.1',
+    `--listen-port=${extPort}`,
+    `--tls-cert-path=${file('tls.crt', server.certPem)}`,
+    `--tls-key-path=${file('tls.key', server.keyPem)}`,
+    `--client-ca-path=${caFile}`,
+    `--token-key-path=${file('token.key', tokens.exportPrivateKeyPem())}`,
+    `--nats-url=${nats.url}`,
+    `--gateway-cert-path=${file('proxy.crt', proxyCert.certPem)}`,
+    `--gateway-key-path=${file('proxy.key', proxyCert.keyPem)}`,
+    `--gateway-ca-path=${caFile}`,
+    '--log-level=warn',
+    '--metrics-port=0',
+    '--healthz-port=0',
+  ],
+  undefined,
+);
+const token = await tokens.issue('argocd-server');
+const argocd = [
+  `Authorization: Bearer ${token}`,
+  'Argocd-Application-Name: argocd:guestbook',
+  'Argocd-Project-Name: default',
+  'Argocd-Target-Cluster-Name: bench-agent',
+  'Argocd-Username: bench',
+];
+// Wait until the proxy knows the agent (presence) and serves.
+for (let i = 0; ; i++) {
+  try {
+    const { stdout } = await run('curl', [
+      '-sk',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      ...argocd.flatMap((h) => ['-H', h]),
+      `https://127.0.0.1:${extPort}/metrics/small.json`,
+    ]);
+    if (stdout === '200') break;
+  } catch {}
+  if (i > 100) {
+    const { stdout } = await run('curl', [
+      '-sk',
+      ...argocd.flatMap((h) => ['-H', h]),
+      `https://127.0.0.1:${extPort}/metrics/small.json`,
+    ]).catch((e) => ({ stdout: String(e) }));
+    throw new Error(`the extension proxy never answered 200: ${stdout}`);
+  }
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+// ---- rows ----
+const ours = { 'extension-proxy': proxy.pid, gateway: gateway.pid, agent: agent.pid };
+async function row(name, url, headers) {
+  const base = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, rss(pid)]));
+  const peak = { ...base };
+  const timer = setInterval(() => {
+    for (const [k, pid] of Object.entries(ours)) peak[k] = Math.max(peak[k], rss(pid));
+  }, 100);
+  const { stdout } = await run(wrk, [
+    '-t2',
+    `-c${CONNECTIONS}`,
+    `-d${DURATION}`,
+    '--latency',
+    ...headers.flatMap((h) => ['-H', h]),
+    url,
+  ]);
+  clearInterval(timer);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const xfer = /Transfer\/sec:\s+([\d.]+)(\w+)/.exec(stdout);
+  const mb = xfer ? Number(xfer[1]) * ({ B: 1 / 1048576, KB: 1 / 1024, MB: 1, GB: 1024 }[xfer[2]] ?? 1) : 0;
+  const p50 = /50%\s+([\d.]+\w+)/.exec(stdout)?.[1];
+  const p99 = /99%\s+([\d.]+\w+)/.exec(stdout)?.[1];
+  const errors = /Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? '0';
+  const growth = Object.fromEntries(
+    Object.entries(peak).map(([k, v]) => [k, ((v - base[k]) / 1048576).toFixed(1)]),
+  );
+  return { name, rps, mb, p50, p99, errors, growth };
+}
+
+const results = [];
+for (const [size, file] of [
+  ['1 KiB', 'small.json'],
+  ['1 MiB', 'big.bin'],
+]) {
+  const direct = await row(`${size} backend direct`, `http://127.0.0.1:${backendPort}/${file}`, []);
+  const peer = await row(
+    `${size} nginx reverse proxy`,
+    `http://127.0.0.1:${peerPort}/metrics/${file}`,
+    argocd,
+  );
+  const ext = await row(
+    `${size} extension proxy → tunnel`,
+    `https://127.0.0.1:${extPort}/metrics/${file}`,
+    argocd,
+  );
+  results.push({ direct, peer, ext, size });
+}
+
+const fmt = (n, d = 0) => n.toFixed(d);
+console.log(
+  `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 10)}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t2`,
+);
+console.log(
+  '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | vs nginx | RSS growth proxy/gateway/agent (MiB) |',
+);
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+for (const { direct, peer, ext } of results) {
+  for (const r of [direct, peer, ext]) {
+    const g =
+      r === direct || r === peer
+        ? '—'
+        : `${r.growth['extension-proxy']}/${r.growth.gateway}/${r.growth.agent}`;
+    console.log(
+      `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.mb, 1)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.rps / direct.rps, 2)} | ${fmt(r.rps / peer.rps, 2)} | ${g} |`,
+    );
+  }
+}
+process.exit(0);
