@@ -100,8 +100,14 @@ describe('@kubernetes/client-node against the fake API server', () => {
 
   it('server-side applies through KubernetesObjectApi', async () => {
     const objects = KubernetesObjectApi.makeApiClient(kc);
+    const spec: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ssa', namespace: 'cn' },
+      data: { k: 'v' },
+    };
     const applied = await objects.patch(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: 'cn' }, data: { k: 'v' } },
+      spec,
       undefined,
       undefined,
       'my-controller',
