@@ -47,14 +47,23 @@ function targetsFor(root, workspaceRoot) {
     targets.test = {
       // One worker per project: Nx runs projects side by side, and the integration tests spawn
       // real servers. The apps' own build comes first: some tests start the built app.
-      command: `vitest run --config vitest.config.ts --dir ${root} --maxWorkers=1`,
+      command: `vitest run --config vitest.config.ts --maxWorkers=1 ${root}/`,
       dependsOn: ['build'],
-      inputs: ['default', '^production', '{workspaceRoot}/vitest.config.ts', { externalDependencies: ['vitest'] }],
+      inputs: [
+        'default',
+        '^production',
+        '{workspaceRoot}/vitest.config.ts',
+        { externalDependencies: ['vitest'] },
+      ],
       outputs: [],
       cache: true,
     };
   }
-  if (kind === 'apps' && existsSync(path.join(abs, 'README.md')) && existsSync(path.join(abs, 'src/options.ts'))) {
+  if (
+    kind === 'apps' &&
+    existsSync(path.join(abs, 'README.md')) &&
+    existsSync(path.join(abs, 'src/options.ts'))
+  ) {
     targets['docs-check'] = {
       command: `node scripts/flag-docs.mjs --check --app=${name}`,
       dependsOn: ['build', '^build'],

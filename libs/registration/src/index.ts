@@ -25,4 +25,4 @@ export {
   SECRET_TYPE_LABEL,
   secretName,
 } from './cluster-secret.js';
-export { RegistrationError, RegistrationErrorCode } from './errors.js';
+export { RegistrationError, RegistrationErrorCode, RegistrationErrors } from './errors.js';
