@@ -82,9 +82,13 @@ function freePort() {
 }
 
 function start(kind, port, backendPort, bytes) {
-  const child = spawn(process.execPath, [here, 'serve', kind, String(port), String(backendPort), String(bytes)], {
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [here, 'serve', kind, String(port), String(backendPort), String(bytes)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.stdout.once('data', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`${kind} exited (${code})`)));
@@ -149,7 +153,8 @@ async function main() {
     const rows = [];
     for (const kind of ['node', 'fastify', 'nginx']) {
       const port = await freePort();
-      const child = kind === 'nginx' ? await startNginx(port, backendPort) : await start(kind, port, backendPort, bytes);
+      const child =
+        kind === 'nginx' ? await startNginx(port, backendPort) : await start(kind, port, backendPort, bytes);
       await wrk(port, 1, connections); // warm-up: JIT and keep-alive pools
       const r = await wrk(port, seconds, connections);
       const rss = kind === 'nginx' ? undefined : await peakRss(child);
@@ -161,7 +166,8 @@ async function main() {
     const label = `${bytes / 1024} KiB`;
     console.log(`| ${label} | backend direct | ${direct.rps.toFixed(0)} | | 1.00 | ${direct.p99} | |`);
     for (const r of rows) {
-      const name = r.kind === 'node' ? 'node:http front' : r.kind === 'fastify' ? 'fastify front' : 'nginx (peer)';
+      const name =
+        r.kind === 'node' ? 'node:http front' : r.kind === 'fastify' ? 'fastify front' : 'nginx (peer)';
       console.log(
         `| ${label} | ${name} | ${r.rps.toFixed(0)} | ${(r.rps / node).toFixed(2)} | ${(r.rps / direct.rps).toFixed(2)} | ${r.p99} | ${r.rss ? `${(r.rss / 1024).toFixed(0)} MiB` : 'n/a'} |${r.errors ? ` ${r.errors}` : ''}`,
       );

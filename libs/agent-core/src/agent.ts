@@ -18,7 +18,7 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   /** Each Kubernetes API request the resource proxy sent (`refused`: no API here, or disabled). */
   onKubeRequest?: (refused: boolean) => void;
   /** Extra stream handlers by request kind (the redis handler plugs in here). */
-  handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>>;
+  handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>> | undefined;
 }
 
 /** The workload-cluster side: one outbound tunnel, requests served against local services. */

@@ -24,7 +24,7 @@ export interface ConfigProblem {
   /** Flag name without dashes, when the problem concerns one option. */
   readonly option?: string;
   /** Where the offending value came from, e.g. `env ARGOCD_PRINCIPAL_LISTEN_PORT`. */
-  readonly source?: string;
+  readonly source?: string | undefined;
   readonly message: string;
 }
 

@@ -95,7 +95,11 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
         checks: report.checks,
       });
     },
-    '/metrics': async () => ({ status: 200, type: opts.registry.contentType, body: await opts.registry.metrics() }),
+    '/metrics': async () => ({
+      status: 200,
+      type: opts.registry.contentType,
+      body: await opts.registry.metrics(),
+    }),
   };
 
   const build = (routes: readonly Route[]): FastifyInstance => {

@@ -59,7 +59,11 @@ describe('@kubernetes/client-node against the fake API server', () => {
     let pages = 0;
     const versions = new Set<string | undefined>();
     do {
-      const list = await core.listNamespacedPod({ namespace: 'cn', limit: 3, _continue: token });
+      const list = await core.listNamespacedPod({
+        namespace: 'cn',
+        limit: 3,
+        ...(token === undefined ? {} : { _continue: token }),
+      });
       versions.add(list.metadata?.resourceVersion);
       names.push(...list.items.map((p) => p.metadata?.name ?? ''));
       token = list.metadata?._continue;
