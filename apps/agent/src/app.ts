@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Metadata } from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Tracer } from '@opentelemetry/api';
 import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import type { InferConfig } from '@pullplane/config';
 import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
@@ -85,6 +86,8 @@ export interface AgentAppDeps {
   registry: Registry;
   /** Overrides kubeconfig discovery (tests, simulated clusters). */
   kubeConfig?: KubeConfig;
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
 }
 
 export interface AgentApp {
@@ -120,6 +123,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     },
     logger,
     onCommand: (name, failed) => compat.redisCommand(name, failed),
+    ...(deps.tracer ? { tracer: deps.tracer } : {}),
   });
   let material: AgentMaterial | undefined;
   // The agent exists only below; the gauge asks it when Prometheus scrapes.
@@ -151,6 +155,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     allowImpersonation: c.resourceProxyAllowImpersonation,
     logger,
     handlers: { redis: (s) => redis.handle(s) },
+    ...(deps.tracer ? { tracer: deps.tracer, tracedName: ownName(c) } : {}),
     onKubeRequest: (refused) => compat.kubeRequest(refused),
   });
   isConnected = () => agent.ready;

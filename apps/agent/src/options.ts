@@ -1,5 +1,6 @@
 import { defineOptions } from '@pullplane/config';
 import { agentTlsProtocolOptions } from '@pullplane/tls-material';
+import { agentTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the agent; env ARGOCD_AGENT_*, params keys agent.* as in argocd-agent. */
 export const agentOptions = defineOptions([
@@ -70,6 +71,7 @@ export const agentOptions = defineOptions([
       'Secret whose ca.crt (and tls.crt) verifies the gateway when --root-ca-path is not given; absent: system roots.',
   },
   ...agentTlsProtocolOptions,
+  ...agentTracingOptions,
   {
     flag: 'root-ca-path',
     type: 'file',

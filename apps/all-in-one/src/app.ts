@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
@@ -51,7 +52,8 @@ const REJECT_INTERNAL: Authenticator = () => ({
  */
 export async function createAllInOneApp(
   c: AllInOneConfig,
-  deps: { logger: Logger; registry: Registry },
+  /** `tracer`: set when traces are exported (`--otlp-address`). */
+  deps: { logger: Logger; registry: Registry; tracer?: Tracer | undefined },
 ): Promise<AllInOneApp> {
   const { logger, registry } = deps;
   const stateDir = path.resolve(c.stateDir);
@@ -105,6 +107,7 @@ export async function createAllInOneApp(
     auth: { tokens: callers },
     requestTimeoutMs: c.requestTimeout,
     maxRequestBodyBytes: 10 * 1024 * 1024,
+    ...(deps.tracer ? { tracer: deps.tracer } : {}),
   });
   const principalRedis = c.redisServerAddress;
   const redisProxy = principalRedis
@@ -115,6 +118,7 @@ export async function createAllInOneApp(
         host: c.listenHost,
         port: c.redisProxyPort,
         principal: { host: principalRedis.host, port: principalRedis.port },
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
       })
     : undefined;
   // Each demo agent serves agent keys from this Redis, its name cut out of every key.
@@ -128,6 +132,7 @@ export async function createAllInOneApp(
           agentName: name,
           endpoint: { host: agentRedis.host, port: agentRedis.port },
           logger: logger.child({ component: 'demo-agent', agent: name }),
+          ...(deps.tracer ? { tracer: deps.tracer } : {}),
         }),
       );
   }

@@ -1,5 +1,6 @@
 import { parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { startTracing, traceLogFields } from '@pullplane/tracing';
 import { createAllInOneApp } from './app.js';
 import { allInOneOptions } from './options.js';
 
@@ -9,9 +10,27 @@ const { config } = parseOrExit(allInOneOptions, {
   argv: process.argv.slice(2),
   env: process.env,
 });
-const logger = createLogger({ level: config.logLevel, name: 'all-in-one' });
-const app = await createAllInOneApp(config, { logger, registry: createMetricsRegistry() });
-installShutdown({ logger, drainTimeoutMs: 5_000, shutdown: () => app.stop() });
+const logger = createLogger({
+  level: config.logLevel,
+  name: 'all-in-one',
+  ...(config.otlpAddress ? { mixin: traceLogFields } : {}),
+});
+const tracing = await startTracing({
+  app: 'all-in-one',
+  address: config.otlpAddress,
+  insecure: config.otlpInsecure,
+  logger,
+});
+const app = await createAllInOneApp(config, {
+  logger,
+  registry: createMetricsRegistry(),
+  tracer: tracing.tracer,
+});
+installShutdown({
+  logger,
+  drainTimeoutMs: 5_000,
+  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+});
 try {
   await app.start();
   process.stderr.write(app.nextSteps());

@@ -1,4 +1,5 @@
 import { defineOptions } from '@pullplane/config';
+import { principalTracingOptions } from '@pullplane/tracing';
 
 /**
  * The single-process mode. Ports default to unusual values so a local Redis or API server
@@ -87,4 +88,5 @@ export const allInOneOptions = defineOptions([
     env: 'PULLPLANE_LOG_LEVEL',
     description: 'Log level.',
   },
+  ...principalTracingOptions,
 ]);

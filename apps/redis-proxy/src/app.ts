@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { InferConfig } from '@pullplane/config';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import {
@@ -44,7 +45,10 @@ export function validateRedisProxyConfig(
   return problems;
 }
 
-export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
+export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
+};
 
 export type RedisProxyApp = ProxyReplica<RedisProxy> & {
   /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
@@ -97,6 +101,7 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         },
         ...(password ? { password } : {}),
         agentKeyPrefixes: c.agentKeyPrefixes,
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
         requestTimeoutMs: c.requestTimeout,
         limits: {
           maxUnauthenticatedArgs: c.maxUnauthenticatedArgs,

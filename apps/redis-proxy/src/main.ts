@@ -1,5 +1,6 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { startTracing, traceLogFields } from '@pullplane/tracing';
 import { createRedisProxyApp, validateRedisProxyConfig } from './app.js';
 import { redisProxyOptions } from './options.js';
 
@@ -13,14 +14,33 @@ const { config, unused } = parseOrExit(redisProxyOptions, {
   validate: (c) => validateRedisProxyConfig(c, process.env),
   unusedNames: { app: 'redis-proxy', family: 'principal' },
 });
-const logger = createLogger({ level: config.logLevel, name: 'redis-proxy' });
+const logger = createLogger({
+  level: config.logLevel,
+  name: 'redis-proxy',
+  ...(config.otlpAddress ? { mixin: traceLogFields } : {}),
+});
 logUnusedNames(unused, logger);
 if (config.disableRedisProxy) {
   logger.info('redis proxy is disabled (--disable-redis-proxy); exiting');
   process.exit(0);
 }
-const app = createRedisProxyApp(config, { logger, registry: createMetricsRegistry() });
-installShutdown({ logger, drainTimeoutMs: config.drainTimeout + 5_000, shutdown: () => app.stop() });
+const tracing = await startTracing({
+  app: 'redis-proxy',
+  address: config.otlpAddress,
+  insecure: config.otlpInsecure,
+  logger,
+});
+const app = createRedisProxyApp(config, {
+  logger,
+  registry: createMetricsRegistry(),
+  tracer: tracing.tracer,
+});
+installShutdown({
+  logger,
+  drainTimeoutMs: config.drainTimeout + 5_000,
+  // Spans still queued (the drained requests' too) are exported before exit.
+  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+});
 process.on('SIGHUP', () => void app.reloadTls());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'redis proxy failed to start');

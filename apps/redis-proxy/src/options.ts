@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the redis proxy; env ARGOCD_PRINCIPAL_*, params keys principal.redis-proxy.* (and argocd-agent's own names where it has them). */
 export const redisProxyOptions = defineOptions([
@@ -138,6 +139,7 @@ export const redisProxyOptions = defineOptions([
       'Secret (tls.crt, tls.key) with the listener certificate for --redis-tls when no certificate file is given; watched.',
   },
   ...principalTlsProtocolOptions,
+  ...principalTracingOptions,
   {
     flag: 'namespace',
     type: 'string',

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import {
   type AuthMethod,
   AuthMethodError,
@@ -112,7 +113,10 @@ export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
   return warnings;
 }
 
-export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
+export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
+};
 
 export type ResourceProxyApp = ProxyReplica<ResourceProxy> & {
   /** Re-reads TLS material and keys from files and Secrets (SIGHUP; Secrets are also watched). */
@@ -182,6 +186,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         requestTimeoutMs: c.requestTimeout,
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const applyTls = () => {
         const pair = material.serverTls?.current;

@@ -1,5 +1,6 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { startTracing, traceLogFields } from '@pullplane/tracing';
 import { createResourceProxyApp, resourceProxyStartupWarnings, validateResourceProxyConfig } from './app.js';
 import { resourceProxyOptions } from './options.js';
 
@@ -12,15 +13,34 @@ const { config, unused } = parseOrExit(resourceProxyOptions, {
   validate: (c) => validateResourceProxyConfig(c, process.env),
   unusedNames: { app: 'resource-proxy', family: 'principal' },
 });
-const logger = createLogger({ level: config.logLevel, name: 'resource-proxy' });
+const logger = createLogger({
+  level: config.logLevel,
+  name: 'resource-proxy',
+  ...(config.otlpAddress ? { mixin: traceLogFields } : {}),
+});
 logUnusedNames(unused, logger);
 if (!config.enableResourceProxy) {
   logger.info('resource proxy is disabled (--enable-resource-proxy=false); exiting');
   process.exit(0);
 }
 for (const warning of resourceProxyStartupWarnings(config)) logger.warn(warning);
-const app = createResourceProxyApp(config, { logger, registry: createMetricsRegistry() });
-installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+const tracing = await startTracing({
+  app: 'resource-proxy',
+  address: config.otlpAddress,
+  insecure: config.otlpInsecure,
+  logger,
+});
+const app = createResourceProxyApp(config, {
+  logger,
+  registry: createMetricsRegistry(),
+  tracer: tracing.tracer,
+});
+installShutdown({
+  logger,
+  drainTimeoutMs: config.drainTimeout,
+  // Spans still queued (the drained requests' too) are exported before exit.
+  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+});
 process.on('SIGHUP', () => void app.reloadTls());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'resource proxy failed to start');

@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the resource proxy; env ARGOCD_PRINCIPAL_*, params keys principal.resource-proxy.*. */
 export const resourceProxyOptions = defineOptions([
@@ -70,6 +71,7 @@ export const resourceProxyOptions = defineOptions([
       'Secret whose ca.crt and tls.crt (never tls.key) verify caller certificates when --resource-proxy-ca-path is not given; absent: certificates are refused, tokens still work.',
   },
   ...principalTlsProtocolOptions,
+  ...principalTracingOptions,
   {
     flag: 'token-key-path',
     aliases: 'jwt-key',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Tracer } from '@opentelemetry/api';
 import {
   AGENT_TOKEN_AUDIENCE,
   type AuthMethod,
@@ -177,6 +178,8 @@ export interface StreamGatewayDeps {
   registry: Registry;
   /** Overrides the NATS connection (tests, single-process mode). */
   bus?: Bus;
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
 }
 
 export interface StreamGatewayApp {
@@ -282,6 +285,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         bus,
         logger,
         registry,
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
         agentListener: { host: c.listenHost, port: c.listenPort, ...(agentTls ? { tls: agentTls } : {}) },
         internalListener: {
           host: c.internalListenHost ?? c.listenHost,

@@ -1,5 +1,6 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { startTracing, traceLogFields } from '@pullplane/tracing';
 import { createStreamGatewayApp, gatewayStartupWarnings, validateGatewayConfig } from './app.js';
 import { gatewayOptions } from './options.js';
 
@@ -12,11 +13,30 @@ const { config, paramsFile, unused } = parseOrExit(gatewayOptions, {
   validate: (c) => validateGatewayConfig(c, process.env),
   unusedNames: { app: 'stream-gateway', family: 'principal' },
 });
-const logger = createLogger({ level: config.logLevel, name: 'stream-gateway' });
+const logger = createLogger({
+  level: config.logLevel,
+  name: 'stream-gateway',
+  ...(config.otlpAddress ? { mixin: traceLogFields } : {}),
+});
 logUnusedNames(unused, logger);
 for (const warning of gatewayStartupWarnings(config)) logger.warn(warning);
-const app = createStreamGatewayApp(config, { logger, registry: createMetricsRegistry() });
-installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+const tracing = await startTracing({
+  app: 'stream-gateway',
+  address: config.otlpAddress,
+  insecure: config.otlpInsecure,
+  logger,
+});
+const app = createStreamGatewayApp(config, {
+  logger,
+  registry: createMetricsRegistry(),
+  tracer: tracing.tracer,
+});
+installShutdown({
+  logger,
+  drainTimeoutMs: config.drainTimeout,
+  // Spans still queued (the drained requests' too) are exported before exit.
+  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+});
 process.on('SIGHUP', () => void app.reloadTls());
 app.start().then(
   () => logger.info({ paramsFile }, 'ready'),

@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the stream gateway; env ARGOCD_PRINCIPAL_*, params keys principal.* as in argocd-agent. */
 export const gatewayOptions = defineOptions([
@@ -61,6 +62,7 @@ export const gatewayOptions = defineOptions([
       'Secret whose ca.crt and tls.crt (never tls.key) are the CA bundle when --root-ca-path is not given; watched.',
   },
   ...principalTlsProtocolOptions,
+  ...principalTracingOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',

@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Tracer } from '@opentelemetry/api';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { createKubeForwarder, type KubeForwarder } from './kube-forwarder.js';
@@ -19,6 +20,10 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   onKubeRequest?: (refused: boolean) => void;
   /** Extra stream handlers by request kind (the redis handler plugs in here). */
   handlers?: Partial<Record<'redis', (stream: LogicalStream) => void>> | undefined;
+  /** Set when traces are exported: a span per cluster API call. */
+  tracer?: Tracer | undefined;
+  /** The name on spans when `agentName` is left to the credentials (a certificate's CN). */
+  tracedName?: string | undefined;
 }
 
 /** The workload-cluster side: one outbound tunnel, requests served against local services. */
@@ -35,6 +40,8 @@ export class Agent {
             filter: opts.resourceProxyFilter ?? 'managed',
             argocdNamespace: opts.argocdNamespace ?? 'argocd',
             allowImpersonation: opts.allowImpersonation ?? false,
+            ...(opts.tracer ? { tracer: opts.tracer } : {}),
+            ...(opts.tracedName || opts.agentName ? { agentName: opts.tracedName || opts.agentName } : {}),
           })
         : undefined;
     const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import {
   decideRequest,
   eventVerdict,
@@ -17,7 +18,8 @@ import {
 } from '@pullplane/managed-filter';
 import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
-import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
+import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
+import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient } from './kube-client.js';
@@ -48,6 +50,10 @@ export interface KubeForwarderOptions {
    */
   allowImpersonation?: boolean;
   maxSockets?: number;
+  /** Set when traces are exported: a client span per cluster API call. */
+  tracer?: Tracer | undefined;
+  /** This agent's name, on its spans. */
+  agentName?: string;
 }
 
 export interface KubeForwarder {
@@ -152,12 +158,13 @@ function parseBody(body: Buffer, contentType: string | undefined): unknown {
  */
 export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
   const kube = new KubeClient(opts.kubeConfig, opts.maxSockets);
+  const cluster = clusterAddress(opts.kubeConfig);
   const filtering = (opts.filter ?? 'managed') === 'managed';
   const gate = filtering
     ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
     : undefined;
 
-  const forward = async (stream: LogicalStream, log: Logger) => {
+  const forward = async (stream: LogicalStream, log: Logger, span: Span | undefined) => {
     const head = stream.open.head;
     if (head.case !== 'http') return;
     const { method, headers } = head.value;
@@ -171,6 +178,13 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
     const contentType = reqHeaders['content-type'] as string | undefined;
+    // The API server continues the trace (it accepts W3C traceparent): under our span when we
+    // trace, else under whatever the Open frame carried.
+    const tc = span ? traceHeaders(span) : stream.open;
+    if (tc.traceparent) {
+      reqHeaders.traceparent = tc.traceparent;
+      if (tc.tracestate) reqHeaders.tracestate = tc.tracestate;
+    }
 
     let decision: RequestDecision | undefined;
     let postCheck: { resource: string; group: string; name: string; events: boolean } | undefined;
@@ -280,6 +294,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       body.pipe(stream);
     });
     req.on('error', (err) => {
+      span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
       if (stream.destroyed) return;
       log.warn({ err: err.message }, 'cluster API request failed');
       stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
@@ -307,12 +322,15 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         );
         return;
       }
+      const span = opts.tracer ? startCallSpan(opts.tracer, stream, cluster, opts.agentName) : undefined;
       const log = opts.logger.child({
         requestId: stream.open.requestId,
         method: head.value.method,
         path: head.value.path,
       });
-      forward(stream, log).catch((err: unknown) => {
+      const run = () => forward(stream, log, span);
+      const running = span ? context.with(trace.setSpan(context.active(), span), run) : run();
+      running.catch((err: unknown) => {
         log.error({ err: String(err) }, 'could not serve cluster API request');
         if (!stream.destroyed)
           stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(err)}`);
@@ -325,4 +343,62 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       gate?.stop();
     },
   };
+}
+
+/** server.address / server.port of the cluster API, for spans. */
+function clusterAddress(kc: KubeConfig): { host: string; port: number } | undefined {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) return undefined;
+  try {
+    const u = new URL(server);
+    return { host: u.hostname, port: Number(u.port) || (u.protocol === 'http:' ? 80 : 443) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The agent's span for one cluster API call, child of the gateway's (Open.traceparent). It
+ * ends with the logical stream; the status is the one answered (the cluster's, or the managed
+ * rule's refusal), recorded where the response head is sent.
+ */
+function startCallSpan(
+  tracer: Tracer,
+  stream: LogicalStream,
+  cluster: { host: string; port: number } | undefined,
+  agentName: string | undefined,
+): Span {
+  const head = stream.open.head;
+  const method = head.case === 'http' ? head.value.method : 'GET';
+  const path = head.case === 'http' ? head.value.path.split('?', 1)[0]! : '';
+  const span = tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [Attr.httpMethod]: method,
+        [Attr.urlPath]: path,
+        ...(cluster ? { [Attr.serverAddress]: cluster.host, [Attr.serverPort]: cluster.port } : {}),
+        ...(agentName ? { [Attr.agentName]: agentName } : {}),
+        ...(stream.open.requestId ? { [Attr.requestId]: stream.open.requestId } : {}),
+      },
+    },
+    contextFromTraceparent(stream.open.traceparent, stream.open.tracestate),
+  );
+  // Every answer goes through respond(): the one place that sees the status, whoever chose it.
+  const respond = stream.respond.bind(stream);
+  stream.respond = (status, headers) => {
+    span.setAttribute(Attr.httpStatus, status);
+    // Client spans: 4xx and 5xx are failures (semantic conventions).
+    if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+    respond(status, headers);
+  };
+  stream.once('close', () => {
+    if (stream.errored) {
+      span.setAttribute(Attr.errorType, isTunnelError(stream.errored) ? stream.errored.code : 'INTERNAL');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: stream.errored.message });
+    }
+    span.end();
+  });
+  return span;
 }

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import {
   type PubSubKind,
   type PubSubListener,
@@ -7,6 +8,7 @@ import {
   toLocalName,
 } from '@pullplane/redis-common';
 import { encode, errorReply, RespDecoder, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
+import { endRedisCommandSpan, startRedisCommandSpan } from '@pullplane/tracing';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -31,6 +33,8 @@ export interface RedisExecutorOptions {
    * `failed`: refused, or the local Redis could not run it.
    */
   onCommand?: (name: string, failed: boolean) => void;
+  /** Set when traces are exported: a client span per command run on the local Redis. */
+  tracer?: Tracer | undefined;
 }
 
 interface CommandSpec {
@@ -185,14 +189,22 @@ export class RedisExecutor {
     const status =
       spec.status === true &&
       !(name === 'set' && local.slice(2).some((a) => a.toString('latin1').toLowerCase() === 'get'));
+    const span = this.opts.tracer
+      ? startRedisCommandSpan(this.opts.tracer, 'agent', args[0]!, {
+          agent: this.opts.agentName,
+          server: this.opts.endpoint,
+        })
+      : undefined;
     return redis.callBuffer(name, ...local).then(
       (reply) => {
         count?.(name, false);
+        if (span) endRedisCommandSpan(span, undefined);
         return encode(toValue(reply, status), { protocol });
       },
       (err: Error) => {
         // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
         count?.(name, err.name !== 'ReplyError');
+        if (span) endRedisCommandSpan(span, err.name === 'ReplyError' ? 'reply_error' : 'unavailable');
         return errorReply(
           err.name === 'ReplyError'
             ? err.message

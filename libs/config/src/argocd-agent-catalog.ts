@@ -263,17 +263,6 @@ export const ARGOCD_AGENT_GAPS: readonly ArgocdAgentGap[] = [
     instead: 'tunnel frames are not compressed; bodies stream as they come',
     names: [a('enable-compression', 'ARGOCD_AGENT_ENABLE_COMPRESSION', 'agent.compression.enable', OFF)],
   },
-  {
-    what: 'OpenTelemetry trace export',
-    kind: 'not-yet',
-    instead: 'tracing is not supported yet',
-    names: [
-      p('otlp-address', 'ARGOCD_PRINCIPAL_OTLP_ADDRESS', undefined, ['']),
-      p('otlp-insecure', 'ARGOCD_PRINCIPAL_OTLP_INSECURE', undefined, OFF),
-      a('otlp-address', 'ARGOCD_AGENT_OTLP_ADDRESS', undefined, ['']),
-      a('otlp-insecure', 'ARGOCD_AGENT_OTLP_INSECURE', undefined, OFF),
-    ],
-  },
 ];
 
 export interface ArgocdAgentGapMatch {

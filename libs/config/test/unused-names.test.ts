@@ -164,7 +164,7 @@ describe('names nobody reads', () => {
         'principal.websocket.enable: "false"',
         'principal.event-processors: "10"',
       ].join('\n'),
-      { ARGOCD_PRINCIPAL_HA_ENABLED: 'true', ARGOCD_PRINCIPAL_OTLP_ADDRESS: 'otel:4317' },
+      { ARGOCD_PRINCIPAL_HA_ENABLED: 'true' },
     );
     const byName = Object.fromEntries(r.unused.map((u) => [u.name, u]));
     expect(byName['principal.namespace-create.enable']).toMatchObject({
@@ -185,7 +185,6 @@ describe('names nobody reads', () => {
       feature: 'active/passive HA peering',
     });
     expect(byName.ARGOCD_PRINCIPAL_HA_ENABLED!.message).toContain('pullplane is active-active');
-    expect(byName.ARGOCD_PRINCIPAL_OTLP_ADDRESS!.message).toContain('tracing is not supported yet');
   });
 
   it("tells another family's setting apart from an unknown one", () => {

@@ -1,5 +1,7 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
-import { type Frame, frame, type Open } from '@pullplane/proto';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Frame, frame, GATEWAY_FORWARD_PATH, type Open } from '@pullplane/proto';
+import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import {
   duplexFrameSink,
   type FrameSink,
@@ -24,6 +26,47 @@ export interface ForwardServiceOptions {
   openLocal: (agent: string, open: Open) => TunnelStream;
   logger: Logger;
   metrics: GatewayMetrics;
+  /** Set when traces are exported: a span per relayed stream, child of the proxy's. */
+  tracer?: Tracer | undefined;
+}
+
+const [, RPC_SERVICE = '', RPC_METHOD = ''] = GATEWAY_FORWARD_PATH.split('/');
+
+/**
+ * The relay's span, parented on the trace context the proxy put in Open; Open then carries
+ * this span on to the agent, so the agent's span is its child.
+ */
+function startRelaySpan(tracer: Tracer, open: Open, gatewayId: string): Span {
+  const span = tracer.startSpan(
+    GATEWAY_FORWARD_PATH.slice(1),
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        [Attr.rpcSystem]: 'grpc',
+        [Attr.rpcService]: RPC_SERVICE,
+        [Attr.rpcMethod]: RPC_METHOD,
+        [Attr.agentName]: open.agent,
+        [Attr.gatewayId]: gatewayId,
+        ...(open.requestId ? { [Attr.requestId]: open.requestId } : {}),
+      },
+    },
+    contextFromTraceparent(open.traceparent, open.tracestate),
+  );
+  const next = traceHeaders(span);
+  open.traceparent = next.traceparent;
+  open.tracestate = next.tracestate;
+  return span;
+}
+
+function endRelaySpan(span: Span, err: Error | null | undefined): void {
+  if (err) {
+    const code = isTunnelError(err) ? err.code : 'INTERNAL';
+    span.setAttribute(Attr.errorType, String(code));
+    // A requester that went away is not a relay failure.
+    if (!(isTunnelError(err) && err.code === TunnelErrorCode.CANCELLED))
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+  }
+  span.end();
 }
 
 const sendReset = (call: Call, sink: FrameSink, err: TunnelError) => {
@@ -75,11 +118,13 @@ export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) 
 
 function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
   const sink = duplexFrameSink(call);
+  const span = opts.tracer ? startRelaySpan(opts.tracer, open, opts.gatewayId) : undefined;
   let stream: TunnelStream;
   try {
     stream = opts.openLocal(open.agent, open);
   } catch (err) {
     const e = isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err));
+    if (span) endRelaySpan(span, e);
     opts.metrics.forwardRejected.inc({ code: e.code });
     sendReset(call, sink, e);
     return;
@@ -123,6 +168,7 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
     .responseHead()
     .then((head) => {
       if (call.writableEnded) return;
+      if (span && open.head.case === 'http') span.setAttribute(Attr.httpStatus, head.status);
       sink.send(frame({ case: 'responseHead', value: head }));
       stream.on('data', (chunk: Buffer) => {
         if (!sink.send(frame({ case: 'data', value: { streamId: 1, chunk } }))) {
@@ -140,6 +186,7 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
     .catch(() => undefined);
   stream.on('close', () => {
     const err = stream.errored;
+    if (span) endRelaySpan(span, err);
     if (err && !call.writableEnded) {
       sendReset(
         call,

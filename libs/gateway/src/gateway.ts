@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Server } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import type { Bus } from '@pullplane/bus';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
@@ -54,6 +55,8 @@ export interface GatewayOptions {
   flappingWindowMs?: number;
   /** Replacements within the window that make a security event. Default 3. */
   flappingThreshold?: number;
+  /** Set when traces are exported: a span per forwarded stream. */
+  tracer?: Tracer | undefined;
 }
 
 const SERVER_OPTIONS = {
@@ -162,6 +165,7 @@ export class Gateway {
           openLocal: (agent, open) => this.openLocal(agent, open),
           logger: opts.logger.child({ component: 'forward' }),
           metrics: this.metrics,
+          ...(opts.tracer ? { tracer: opts.tracer } : {}),
         }),
       });
       this.internalServer.addService(agentTunnelService, {

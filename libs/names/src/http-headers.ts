@@ -27,8 +27,14 @@ export const IDENTITY_REQUEST_HEADERS: ReadonlySet<string> = new Set([
 export const IDENTITY_REQUEST_HEADER_PREFIX = 'x-remote-extra-';
 
 /**
+ * W3C trace context: it crosses the tunnel in the Open frame (from an authenticated caller, or
+ * the sender's span) and the agent sets it toward the cluster, so a header copy never rides along.
+ */
+export const TRACE_CONTEXT_HEADERS: ReadonlySet<string> = new Set(['traceparent', 'tracestate']);
+
+/**
  * Whether a request header (lower-case name) must not be forwarded to a cluster: hop-by-hop,
- * `host` (the next hop sets its own), credentials or identity. The resource proxy and the agent
+ * `host` (the next hop sets its own), credentials or identity, trace context (carried in Open). The resource proxy and the agent
  * both apply it, so a cluster is never handed an identity through the tunnel even if one side
  * is misconfigured.
  */
@@ -37,6 +43,7 @@ export function isStrippedRequestHeader(name: string): boolean {
     HOP_BY_HOP_HEADERS.has(name) ||
     name === 'host' ||
     IDENTITY_REQUEST_HEADERS.has(name) ||
+    TRACE_CONTEXT_HEADERS.has(name) ||
     name.startsWith(IDENTITY_REQUEST_HEADER_PREFIX)
   );
 }

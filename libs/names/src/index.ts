@@ -5,5 +5,6 @@ export {
   IDENTITY_REQUEST_HEADERS,
   isStrippedRequestHeader,
   isStrippedResponseHeader,
+  TRACE_CONTEXT_HEADERS,
 } from './http-headers.js';
 export { isLoopback } from './loopback.js';

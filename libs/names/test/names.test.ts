@@ -58,6 +58,9 @@ describe('header names that never cross a hop', () => {
       'x-remote-extra-scopes',
       'x-forwarded-client-cert',
       'l5d-client-id',
+      // Trace context crosses the tunnel in Open, never as a header copy.
+      'traceparent',
+      'tracestate',
     ])
       expect(isStrippedRequestHeader(h), h).toBe(true);
     for (const h of ['accept', 'content-type', 'content-length', 'impersonate-user', 'x-request-id'])

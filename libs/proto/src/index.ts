@@ -19,6 +19,17 @@ export {
   responseHeadFrame,
   windowUpdateFrame,
 } from './frame.js';
+// OTLP's trace export schema: what the test receiver decodes (exporters come from the OTel SDK).
+export {
+  ExportTraceServiceRequestSchema,
+  ExportTraceServiceResponseSchema,
+} from './gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+export type { AnyValue, KeyValue } from './gen/opentelemetry/proto/common/v1/common_pb.js';
+export {
+  type Span as OtlpSpan,
+  Span_SpanKind as OtlpSpanKind,
+  Status_StatusCode as OtlpStatusCode,
+} from './gen/opentelemetry/proto/trace/v1/trace_pb.js';
 export {
   type Accepted,
   type Batch,

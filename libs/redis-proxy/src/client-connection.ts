@@ -11,6 +11,7 @@ import {
   type RespValue,
   simpleString,
 } from '@pullplane/resp';
+import { endRedisCommandSpan, startRedisCommandSpan } from '@pullplane/tracing';
 import type { AgentReply } from './agent-call.js';
 import { AgentPipelines } from './agent-pipeline.js';
 import { BufferShare } from './buffer-budget.js';
@@ -398,7 +399,14 @@ export class ClientConnection {
 
   /** Runs a command on the agent, on this connection's pipeline to it (order kept). */
   private agentCall(agent: string, args: Buffer[]): Promise<AgentReply> {
-    return this.agents.call(agent, this.state.protocol, args);
+    const tracer = this.ctx.tracer;
+    if (!tracer) return this.agents.call(agent, this.state.protocol, args);
+    const span = startRedisCommandSpan(tracer, 'proxy', args[0]!, { agent });
+    return this.agents.call(agent, this.state.protocol, args).then((reply) => {
+      // A Redis error reply is the agent's answer; `failed` is ours (not connected, timed out).
+      endRedisCommandSpan(span, reply.failed ? 'agent_unavailable' : undefined);
+      return reply;
+    });
   }
 
   private split(cmd: RespCommand, all: Buffer[], route: SplitRoute): void {

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { RedisEndpoint } from '@pullplane/redis-common';
 import type { Logger } from 'pino';
 import type { AgentOpener } from './agent-call.js';
@@ -104,5 +105,7 @@ export interface ProxyContext {
   subscribeTimeoutMs: number;
   logger: Logger;
   metrics: ConnectionMetrics;
+  /** Set when traces are exported: a span per command sent to an agent. */
+  tracer?: Tracer | undefined;
   nextClientId(): number;
 }

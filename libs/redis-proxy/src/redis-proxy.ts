@@ -1,5 +1,6 @@
 import net, { type AddressInfo, type Server, type Socket } from 'node:net';
 import tls from 'node:tls';
+import type { Tracer } from '@opentelemetry/api';
 import { isLoopback } from '@pullplane/names';
 import type { RedisEndpoint } from '@pullplane/redis-common';
 import { RedisSubscriber, SubscriptionHub } from '@pullplane/redis-common';
@@ -58,6 +59,8 @@ export interface RedisProxyOptions {
   limits?: Partial<ProxyLimits>;
   /** Connections beyond this are refused with Redis' "max number of clients reached". */
   maxClients?: number;
+  /** Set when traces are exported: a span per command sent to an agent. */
+  tracer?: Tracer | undefined;
   /** Commands (`name` or `name|subcommand`) relayed beyond the default allow-list. */
   allowCommands?: readonly string[];
 }
@@ -192,6 +195,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     subscribeTimeoutMs: opts.subscribeTimeoutMs ?? 3_000,
     logger: log,
     metrics,
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
     nextClientId: () => ++nextId,
   };
 

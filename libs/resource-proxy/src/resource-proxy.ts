@@ -3,9 +3,11 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureVersion } from 'node:tls';
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -47,6 +49,8 @@ export interface ResourceProxyOptions {
    * metrics (others share `_unknown`, so made-up names cannot grow them). Default: all.
    */
   isKnownAgent?: (agent: string) => boolean;
+  /** Set when traces are exported: one server span per request. */
+  tracer?: Tracer | undefined;
 }
 
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
@@ -88,6 +92,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
   const meshHeader = opts.auth.meshIdentity?.method.header.toLowerCase();
+  const tracer = opts.tracer;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
@@ -95,11 +100,26 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     let bytesIn = 0;
     let bytesOut = 0;
     let target: ResolvedTarget | undefined;
+    let span: Span | undefined;
+    let spanEnded = false;
+    const startedAt = tracer ? Date.now() : 0;
     const audit = (status: number, extra: Record<string, unknown> = {}) => {
       requests.inc({ code: `${Math.floor(status / 100)}xx`, method: req.method ?? '' });
+      // A request refused before authentication is traced too, but never under a caller's trace.
+      if (tracer && !spanEnded) {
+        span ??= startSpan(tracer, req, requestId, startedAt, undefined);
+        endSpan(
+          span,
+          status,
+          target?.agent,
+          extra.error === undefined ? undefined : (failureName ?? 'MID_BODY'),
+        );
+        spanEnded = true;
+      }
       log.info(
         {
           requestId,
+          ...(span ? { trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId } : {}),
           caller: target?.caller,
           via: target?.via,
           agent: target?.agent,
@@ -114,7 +134,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         'resource proxy request',
       );
     };
+    let failureName: string | undefined;
     const fail = (f: ProxyFailure) => {
+      failureName = f.name;
       const { code, body } = statusBody(f);
       if (!res.headersSent) {
         res.writeHead(code, {
@@ -133,6 +155,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     const resolved = await resolveTarget(req, opts.auth);
     if (!resolved.ok) return fail(resolved.failure);
     target = resolved.target;
+    // Only an authenticated caller's traceparent becomes our parent.
+    if (tracer) span = startSpan(tracer, req, requestId, startedAt, target.agent);
     compat.request(target.agent);
     if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade)
       return fail({ name: 'UNSUPPORTED' });
@@ -161,6 +185,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         head: { case: 'http', value: { method: req.method ?? 'GET', path: target.path, headers } },
         hasBody,
         requestId,
+        ...(span ? traceHeaders(span) : callerTraceContext(req)),
         timeoutMs: streaming ? 0 : opts.requestTimeoutMs,
         routeDeadline: Date.now() + opts.requestTimeoutMs,
       });
@@ -304,6 +329,71 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       });
     },
   };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+// W3C traceparent's shape (version-traceid-parentid-flags) and tracestate's carried size.
+const TRACEPARENT_SHAPE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-|$)/;
+const MAX_TRACESTATE = 512;
+
+/**
+ * An authenticated caller's own trace context, passed on when this proxy does not trace; a
+ * value of the wrong shape is dropped rather than carried to the cluster.
+ */
+function callerTraceContext(req: IncomingMessage): { traceparent?: string; tracestate?: string } {
+  const traceparent = header(req, 'traceparent');
+  if (!traceparent || traceparent.length > 128 || !TRACEPARENT_SHAPE.test(traceparent)) return {};
+  const tracestate = header(req, 'tracestate');
+  return {
+    traceparent,
+    ...(tracestate && tracestate.length <= MAX_TRACESTATE ? { tracestate } : {}),
+  };
+}
+
+function startSpan(
+  tracer: Tracer,
+  req: IncomingMessage,
+  requestId: string,
+  startTime: number,
+  agent: string | undefined,
+): Span {
+  const method = req.method ?? 'GET';
+  // The path only: a query may carry selectors and names, never needed to follow a trace.
+  const path = (req.url ?? '/').split('?', 1)[0]!;
+  const parent =
+    agent === undefined
+      ? ROOT_CONTEXT
+      : contextFromTraceparent(header(req, 'traceparent'), header(req, 'tracestate'));
+  return tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      startTime,
+      attributes: {
+        [Attr.httpMethod]: method,
+        [Attr.urlPath]: path,
+        [Attr.urlScheme]: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+        [Attr.requestId]: requestId,
+        ...(agent !== undefined ? { [Attr.agentName]: agent } : {}),
+      },
+    },
+    parent,
+  );
+}
+
+function endSpan(span: Span, status: number, agent: string | undefined, failure: string | undefined): void {
+  span.setAttribute(Attr.httpStatus, status);
+  if (agent !== undefined) span.setAttribute(Attr.agentName, agent);
+  // Server spans: 5xx is our failure, 4xx the caller's (semantic conventions).
+  if (status >= 500 || failure !== undefined) {
+    span.setAttribute(Attr.errorType, failure ?? String(status));
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }
 
 /** Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens. */

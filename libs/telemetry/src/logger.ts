@@ -19,6 +19,8 @@ export interface CreateLoggerOptions {
    * path costs on every log call.
    */
   readonly redact?: readonly string[];
+  /** Fields merged into every line when it is written (e.g. the active span's trace_id/span_id). */
+  readonly mixin?: () => Record<string, unknown>;
 }
 
 /**
@@ -40,6 +42,7 @@ export function createLogger(opts: CreateLoggerOptions): Logger {
         bindings: (bindings) => redactSecrets(bindings), // base fields only; see above
       },
       ...(opts.redact?.length ? { redact: { paths: [...opts.redact], censor: REDACT_CENSOR } } : {}),
+      ...(opts.mixin ? { mixin: opts.mixin } : {}),
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
     },
     opts.destination,

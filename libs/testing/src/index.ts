@@ -50,5 +50,11 @@ export {
   type RedisServerOptions,
   startRedisServer,
 } from './launchers/redis-server.js';
+export {
+  type AttributeValue,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from './otlp-receiver.js';
 export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';

@@ -18,6 +18,8 @@ export const APP_NAMES: AppNameRegistry = {
       "log-level",
       "metrics-port",
       "namespace",
+      "otlp-address",
+      "otlp-insecure",
       "redis-addr",
       "redis-ca-path",
       "redis-creds-dir-path",
@@ -54,6 +56,8 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_AGENT_METRICS_PORT",
       "ARGOCD_AGENT_NAME",
       "ARGOCD_AGENT_NAMESPACE",
+      "ARGOCD_AGENT_OTLP_ADDRESS",
+      "ARGOCD_AGENT_OTLP_INSECURE",
       "ARGOCD_AGENT_PARAMS_FILE",
       "ARGOCD_AGENT_REDIS_ADDRESS",
       "ARGOCD_AGENT_REDIS_TLS_CA_PATH",
@@ -225,6 +229,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "agent.tls.ciphersuites"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "root-ca-path",
@@ -476,6 +496,8 @@ export const APP_NAMES: AppNameRegistry = {
       "metrics-port",
       "namespace",
       "nats-url",
+      "otlp-address",
+      "otlp-insecure",
       "presence-replicas",
       "redis-ca-path",
       "redis-ca-secret-name",
@@ -505,6 +527,8 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_NAMESPACE",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
+      "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
       "ARGOCD_PRINCIPAL_REDIS_CA_PATH",
       "ARGOCD_PRINCIPAL_REDIS_CA_SECRET_NAME",
@@ -812,6 +836,22 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
+      },
+      {
         "flag": "namespace",
         "aliases": [],
         "env": [
@@ -1093,6 +1133,8 @@ export const APP_NAMES: AppNameRegistry = {
       "metrics-port",
       "namespace",
       "nats-url",
+      "otlp-address",
+      "otlp-insecure",
       "presence-replicas",
       "request-timeout",
       "resource-proxy-ca-path",
@@ -1117,6 +1159,8 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_NAMESPACE",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
+      "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOWED_CALLERS",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ALLOW_INSECURE_NON_LOOPBACK",
@@ -1318,6 +1362,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.tls.ciphersuites"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "token-key-path",
@@ -1596,6 +1656,8 @@ export const APP_NAMES: AppNameRegistry = {
       "metrics-port",
       "namespace",
       "nats-url",
+      "otlp-address",
+      "otlp-insecure",
       "presence-replicas",
       "presence-ttl",
       "registration-ca-path",
@@ -1644,6 +1706,8 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_NAMESPACE",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
+      "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
       "ARGOCD_PRINCIPAL_PRESENCE_TTL",
       "ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH",
@@ -1828,6 +1892,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.tls.ciphersuites"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "insecure-plaintext",
