@@ -6,7 +6,11 @@ export default defineConfig({
   resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] },
   ssr: { resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] } },
   test: {
-    include: ['{apps,libs}/*/{src,test}/**/*.test.ts', 'deploy/test/**/*.test.ts'],
+    include: [
+      '{apps,libs}/*/{src,test}/**/*.test.ts',
+      'deploy/test/**/*.test.ts',
+      'scripts/test/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -835,6 +835,7 @@ describe('mesh overlays across clusters', () => {
     const sa = get(agent.objects, 'Deployment', 'argocd-agent-agent').spec.template.spec
       .serviceAccountName as string;
     const ns = get(agent.objects, 'Deployment', 'argocd-agent-agent').metadata.namespace;
+    if (ns === undefined) throw new Error('the agent Deployment carries no namespace');
     const ids =
       mesh === 'istio'
         ? byKind(principal.objects, 'AuthorizationPolicy').flatMap((ap) =>

@@ -87,7 +87,7 @@ export interface AgentAppDeps {
   /** Overrides kubeconfig discovery (tests, simulated clusters). */
   kubeConfig?: KubeConfig;
   /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 export interface AgentApp {

@@ -67,7 +67,7 @@ const load = (argv: string[], env: Record<string, string> = {}) =>
     argv,
     env,
     paramsFileEnv: 'ARGOCD_AGENT_PARAMS_FILE',
-    validate: validateAgentConfig,
+    validate: (c) => validateAgentConfig(c, env),
   });
 
 describe('agent configuration', () => {

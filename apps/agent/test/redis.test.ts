@@ -111,7 +111,7 @@ describe('agent app serving redis streams', () => {
         '--healthz-port=0',
       ],
       env: { REDIS_PASSWORD: 'agent-pw' },
-      validate: validateAgentConfig,
+      validate: (c) => validateAgentConfig(c, { REDIS_PASSWORD: 'agent-pw' }),
     });
     app = createAgentApp(config, { logger, registry: new Registry() });
     await app.start();

@@ -11,7 +11,7 @@ import {
 } from '@pullplane/pki';
 import { stringify } from 'yaml';
 import { agentManifests } from './agent-manifests.js';
-import { UsageError } from './kubeconfig-command.js';
+import { UsageError } from './errors.js';
 
 export type OutputFormat = 'yaml' | 'json' | 'table';
 

@@ -3,7 +3,7 @@ import { TokenAuthority } from '@pullplane/auth';
 import { parseAgentExtensionMap, parseArgocdExtensionConfig } from '@pullplane/extension-config';
 import { isDnsLabel } from '@pullplane/names';
 import { parseAllDocuments } from 'yaml';
-import { UsageError } from './kubeconfig-command.js';
+import { UsageError } from './errors.js';
 
 /** What `pullplane extensions list` reports for one extension Argo CD knows or an agent serves. */
 export interface ExtensionRow {

@@ -4,6 +4,7 @@ import { connectNatsBus } from '@pullplane/bus';
 import { isDnsLabel } from '@pullplane/names';
 import { issueCertificate } from '@pullplane/pki';
 import { agentServerUrl, type KubeconfigEntry, renderKubeconfig } from '@pullplane/resource-proxy';
+import { UsageError } from './errors.js';
 
 export interface KubeconfigCommandOptions {
   server: string;
@@ -21,10 +22,6 @@ export interface KubeconfigCommandOptions {
   clientCaCertPath?: string;
   clientCaKeyPath?: string;
   output?: string;
-}
-
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 /** Builds a kubeconfig with one context per agent, each reaching it through the resource proxy. */

@@ -15,8 +15,9 @@ import {
   render,
   tokenRevoke,
 } from './admin-commands.js';
+import { UsageError } from './errors.js';
 import { extensionsList, extensionsTable, extensionsToken } from './extensions-command.js';
-import { buildKubeconfig, type KubeconfigCommandOptions, UsageError } from './kubeconfig-command.js';
+import { buildKubeconfig, type KubeconfigCommandOptions } from './kubeconfig-command.js';
 import { DEFAULT_DEPLOY_DIR, migrate } from './migrate/migrate-command.js';
 
 const positiveInt = (v: string) => {
@@ -32,6 +33,8 @@ const port = (v: string) => {
 const collect = (v: string, prev: string[]) => [...prev, ...v.split(',').filter(Boolean)];
 const output = (formats: OutputFormat[], fallback: OutputFormat) =>
   new Option('--output <format>', `output format: ${formats.join(', ')}`).choices(formats).default(fallback);
+
+export { CliErrors, UsageError } from './errors.js';
 
 export interface Io {
   out(text: string): void;

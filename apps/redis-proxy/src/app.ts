@@ -47,7 +47,7 @@ export function validateRedisProxyConfig(
 
 export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
   /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 };
 
 export type RedisProxyApp = ProxyReplica<RedisProxy> & {

@@ -20,7 +20,7 @@ const load = (argv: string[], env: Record<string, string> = {}, paramsFile?: str
     argv: [...base, ...argv],
     env,
     ...(paramsFile ? { paramsFile } : {}),
-    validate: validateRedisProxyConfig,
+    validate: (c) => validateRedisProxyConfig(c, env),
   }).config;
 const problems = (argv: string[]) => {
   try {

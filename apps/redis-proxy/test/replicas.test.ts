@@ -123,7 +123,7 @@ beforeAll(async () => {
         '--request-timeout=2s',
       ],
       env: { REDIS_PASSWORD: 'argocd-redis-pw' },
-      validate: validateRedisProxyConfig,
+      validate: (c) => validateRedisProxyConfig(c, { REDIS_PASSWORD: 'argocd-redis-pw' }),
     });
     const registry = new Registry();
     registries.push(registry);

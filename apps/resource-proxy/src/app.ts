@@ -115,7 +115,7 @@ export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
 
 export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
   /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 };
 
 export type ResourceProxyApp = ProxyReplica<ResourceProxy> & {

@@ -151,7 +151,7 @@ export async function startHarness(
         : []),
     ],
     env: {},
-    validate: validateResourceProxyConfig,
+    validate: (c) => validateResourceProxyConfig(c, {}),
   });
   const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus });
   await app.start();

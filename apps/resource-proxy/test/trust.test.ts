@@ -185,7 +185,7 @@ describe('mesh callers', () => {
         '--gateway-plaintext',
       ],
       env: {},
-      validate: validateResourceProxyConfig,
+      validate: (c) => validateResourceProxyConfig(c, {}),
     });
     const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus: createMemoryBus() });
     await app.start();

@@ -179,7 +179,7 @@ export interface StreamGatewayDeps {
   /** Overrides the NATS connection (tests, single-process mode). */
   bus?: Bus;
   /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 export interface StreamGatewayApp {

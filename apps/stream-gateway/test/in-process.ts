@@ -32,7 +32,7 @@ export async function startGateway(argv: string[], bus: Bus = createMemoryBus())
       ...argv,
     ],
     env: {},
-    validate: validateGatewayConfig,
+    validate: (c) => validateGatewayConfig(c, {}),
   });
   const log = capture();
   const app = createStreamGatewayApp(config, {

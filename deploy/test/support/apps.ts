@@ -382,7 +382,7 @@ export async function containerConfig(
         env,
         paramsFileEnv: spec.paramsFileEnv,
         cwd: root,
-        validate: spec.validate ? (c) => spec.validate!(c as Config) : undefined,
+        ...(spec.validate ? { validate: (c: Config) => spec.validate!(c) } : {}),
       }).config as Config;
     } catch (err) {
       if (err instanceof ConfigError) problems.push(...err.problems.map((p) => p.message));

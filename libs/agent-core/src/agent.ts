@@ -19,11 +19,11 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   /** Each Kubernetes API request the resource proxy sent (`refused`: no API here, or disabled). */
   onKubeRequest?: (refused: boolean) => void;
   /** Extra stream handlers by request kind (the redis and extension handlers plug in here). */
-  handlers?: Partial<Record<'redis' | 'extension', (stream: LogicalStream) => void>>;
+  handlers?: Partial<Record<'redis' | 'extension', (stream: LogicalStream) => void>> | undefined;
   /** Set when traces are exported: a span per cluster API call. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /** The name on spans when `agentName` is left to the credentials (a certificate's CN). */
-  tracedName?: string;
+  tracedName?: string | undefined;
 }
 
 /** The workload-cluster side: one outbound tunnel, requests served against local services. */

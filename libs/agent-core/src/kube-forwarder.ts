@@ -51,7 +51,7 @@ export interface KubeForwarderOptions {
   allowImpersonation?: boolean;
   maxSockets?: number;
   /** Set when traces are exported: a client span per cluster API call. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /** This agent's name, on its spans. */
   agentName?: string;
 }

@@ -34,7 +34,7 @@ export interface RedisExecutorOptions {
    */
   onCommand?: (name: string, failed: boolean) => void;
   /** Set when traces are exported: a client span per command run on the local Redis. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 interface CommandSpec {

@@ -92,21 +92,21 @@ export function presetAuthSpec(preset: 'istio' | 'linkerd', mesh: MeshPinning): 
 function checkPinning(spec: string, mesh: MeshPinning | undefined): MeshPinning {
   if (!mesh?.trustDomain || mesh.namespaces.length === 0) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.MeshUnpinned,
+      AuthMethodErrorCode.MESH_UNPINNED,
       `auth method ${JSON.stringify(spec)} needs the trust domain and the namespace(s) of the identities it admits (otherwise any workload whose service account has the right name is accepted)`,
     );
   }
   const td = mesh.trustDomain.split('.');
   if (mesh.trustDomain.length > 253 || !td.every((l) => LABEL.test(l))) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.MeshUnpinned,
+      AuthMethodErrorCode.MESH_UNPINNED,
       `auth method ${JSON.stringify(spec)}: trust domain ${JSON.stringify(mesh.trustDomain)} is not a DNS name`,
     );
   }
   for (const ns of mesh.namespaces) {
     if (!LABEL.test(ns)) {
       throw new AuthMethodError(
-        AuthMethodErrorCode.MeshUnpinned,
+        AuthMethodErrorCode.MESH_UNPINNED,
         `auth method ${JSON.stringify(spec)}: namespace ${JSON.stringify(ns)} is not a DNS label`,
       );
     }
@@ -151,12 +151,12 @@ export function parseAuthMethod(spec: string, options: ParseAuthOptions = {}): A
   if (spec.startsWith('header:')) return parseHeaderSpec(spec, spec.slice('header:'.length));
   if (spec === 'userpass' || spec.startsWith('userpass:')) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.Unsupported,
+      AuthMethodErrorCode.UNSUPPORTED,
       `auth method ${JSON.stringify(spec.split(':')[0])} (argocd-agent's deprecated username/password file) is not supported: issue each agent a certificate with \`pullplane agent create\` and use mtls (or mtls:subject:<regex>), use token (bearer tokens signed by --token-key-path), or behind a mesh istio, linkerd or header:<name>:<regex>`,
     );
   }
   throw new AuthMethodError(
-    AuthMethodErrorCode.Unknown,
+    AuthMethodErrorCode.UNKNOWN,
     `unknown auth method ${JSON.stringify(spec)}: expected mtls, mtls:subject:<regex>, mtls:uri:<regex>, header:<name>:<regex>, istio, linkerd or token`,
   );
 }
@@ -165,14 +165,14 @@ function parseHeaderSpec(spec: string, rest: string): HeaderAuthMethod {
   const colon = rest.indexOf(':');
   if (colon === -1) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.InvalidRegex,
+      AuthMethodErrorCode.INVALID_REGEX,
       `auth method ${JSON.stringify(spec)} has no regex: expected header:<name>:<regex>`,
     );
   }
   const name = rest.slice(0, colon);
   if (!TOKEN.test(name)) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.InvalidHeaderName,
+      AuthMethodErrorCode.INVALID_HEADER_NAME,
       `auth method ${JSON.stringify(spec)}: ${JSON.stringify(name)} is not a valid header name`,
     );
   }
@@ -182,7 +182,7 @@ function parseHeaderSpec(spec: string, rest: string): HeaderAuthMethod {
 function compile(source: string, spec: string): RegExp {
   if (source === '') {
     throw new AuthMethodError(
-      AuthMethodErrorCode.InvalidRegex,
+      AuthMethodErrorCode.INVALID_REGEX,
       `auth method ${JSON.stringify(spec)} has an empty regex`,
     );
   }
@@ -191,7 +191,7 @@ function compile(source: string, spec: string): RegExp {
     pattern = new RegExp(source);
   } catch (cause) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.InvalidRegex,
+      AuthMethodErrorCode.INVALID_REGEX,
       `auth method ${JSON.stringify(spec)}: invalid regex: ${(cause as Error).message}`,
       { cause },
     );
@@ -200,7 +200,7 @@ function compile(source: string, spec: string): RegExp {
   const groups = (new RegExp(`${source}|`).exec('')?.length ?? 1) - 1;
   if (groups < 1) {
     throw new AuthMethodError(
-      AuthMethodErrorCode.NoCaptureGroup,
+      AuthMethodErrorCode.NO_CAPTURE_GROUP,
       `auth method ${JSON.stringify(spec)}: the regex needs a capture group for the agent name`,
     );
   }

@@ -18,18 +18,18 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
  */
 export function extractBearerToken(headers: HeaderBag): BearerTokenResult {
   const values = headerValues(headers, 'authorization');
-  if (values.length === 0) return reject(IdentityErrorCode.HeaderMissing, 'header authorization is missing');
+  if (values.length === 0) return reject(IdentityErrorCode.HEADER_MISSING, 'header authorization is missing');
   if (values.length > 1) {
-    return reject(IdentityErrorCode.HeaderRepeated, `header authorization was sent ${values.length} times`);
+    return reject(IdentityErrorCode.HEADER_REPEATED, `header authorization was sent ${values.length} times`);
   }
   const value = values[0] as string;
-  if (value === '') return reject(IdentityErrorCode.HeaderEmpty, 'header authorization is empty');
+  if (value === '') return reject(IdentityErrorCode.HEADER_EMPTY, 'header authorization is empty');
   const bad = checkHeaderText('authorization', value, IDENTITY_HEADER_MAX_BYTES);
   if (bad) return bad;
   const match = BEARER.exec(value);
   if (!match) {
     return reject(
-      IdentityErrorCode.BearerMalformed,
+      IdentityErrorCode.BEARER_MALFORMED,
       'header authorization is not of the form "Bearer <token>"',
     );
   }

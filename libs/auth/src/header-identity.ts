@@ -35,37 +35,37 @@ const URI_VALUE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+%]+$/;
 export function extractHeaderIdentity(method: HeaderAuthMethod, headers: HeaderBag): IdentityResult {
   const name = method.header;
   const values = headerValues(headers, name);
-  if (values.length === 0) return reject(IdentityErrorCode.HeaderMissing, `header ${name} is missing`);
+  if (values.length === 0) return reject(IdentityErrorCode.HEADER_MISSING, `header ${name} is missing`);
   if (values.length > 1) {
-    return reject(IdentityErrorCode.HeaderRepeated, `header ${name} was sent ${values.length} times`);
+    return reject(IdentityErrorCode.HEADER_REPEATED, `header ${name} was sent ${values.length} times`);
   }
   const value = values[0] as string;
-  if (value === '') return reject(IdentityErrorCode.HeaderEmpty, `header ${name} is empty`);
+  if (value === '') return reject(IdentityErrorCode.HEADER_EMPTY, `header ${name} is empty`);
 
   const limit = name === XFCC_HEADER ? XFCC_MAX_HEADER_BYTES : IDENTITY_HEADER_MAX_BYTES;
   const bad = checkHeaderText(name, value, limit);
   if (bad) return bad;
   if (value.trim() !== value) {
-    return reject(IdentityErrorCode.HeaderMalformed, `header ${name} has leading or trailing whitespace`);
+    return reject(IdentityErrorCode.HEADER_MALFORMED, `header ${name} has leading or trailing whitespace`);
   }
 
   if (name === XFCC_HEADER) return fromXfcc(method, value);
 
   if (value.includes(',')) {
     // A proxy or transport folds repeated headers into one, comma-joined.
-    return reject(IdentityErrorCode.HeaderRepeated, `header ${name} holds several comma-separated values`);
+    return reject(IdentityErrorCode.HEADER_REPEATED, `header ${name} holds several comma-separated values`);
   }
   const match = method.pattern.exec(value);
   if (!match) {
     return reject(
-      IdentityErrorCode.NoMatch,
+      IdentityErrorCode.NO_MATCH,
       `header ${name} value ${quote(value)} does not match ${quote(method.pattern.source)}`,
     );
   }
   const result = identityFromMatch(match, 'header', value, `header ${name}`);
   if (result.ok && name === L5D_CLIENT_ID_HEADER && !L5D_IDENTITY.test(value)) {
     return reject(
-      IdentityErrorCode.HeaderMalformed,
+      IdentityErrorCode.HEADER_MALFORMED,
       `header ${name} value ${quote(value)} is not a Linkerd identity (<sa>.<ns>.serviceaccount.identity.<domain>)`,
     );
   }
@@ -85,14 +85,14 @@ function fromXfcc(method: HeaderAuthMethod, value: string): IdentityResult {
   const nearest = elements[elements.length - 1] as XfccElement;
   if (nearest.uri.length === 0) {
     return reject(
-      IdentityErrorCode.XfccNoUri,
+      IdentityErrorCode.XFCC_NO_URI,
       `the last ${XFCC_HEADER} element (added by the nearest proxy) has no URI`,
     );
   }
   for (const uri of nearest.uri) {
     if (!URI_VALUE.test(uri)) {
       return reject(
-        IdentityErrorCode.HeaderMalformed,
+        IdentityErrorCode.HEADER_MALFORMED,
         `${XFCC_HEADER} URI ${quote(uri)} contains characters not allowed in a SPIFFE URI`,
       );
     }
@@ -101,7 +101,7 @@ function fromXfcc(method: HeaderAuthMethod, value: string): IdentityResult {
   // first, so the answer would depend on their order: refuse to guess.
   if (nearest.uri.length > 1) {
     return reject(
-      IdentityErrorCode.XfccAmbiguous,
+      IdentityErrorCode.XFCC_AMBIGUOUS,
       `the last ${XFCC_HEADER} element carries ${nearest.uri.length} URIs (${nearest.uri.map((u) => quote(u)).join(', ')}); exactly one is required`,
     );
   }
@@ -109,7 +109,7 @@ function fromXfcc(method: HeaderAuthMethod, value: string): IdentityResult {
   const match = method.pattern.exec(`URI=${uri}`);
   if (match) return identityFromMatch(match, 'header', uri, `${XFCC_HEADER} URI ${quote(uri)}`);
   return reject(
-    IdentityErrorCode.NoMatch,
+    IdentityErrorCode.NO_MATCH,
     `the URI ${quote(uri)} of the last ${XFCC_HEADER} element does not match ${quote(method.pattern.source)}`,
   );
 }

@@ -16,20 +16,20 @@ export function checkHeaderText(
   maxBytes: number,
 ): IdentityRejection | undefined {
   if (value.length > maxBytes || Buffer.byteLength(value, 'utf8') > maxBytes) {
-    return reject(IdentityErrorCode.HeaderTooLong, `header ${name} exceeds ${maxBytes} bytes`);
+    return reject(IdentityErrorCode.HEADER_TOO_LONG, `header ${name} exceeds ${maxBytes} bytes`);
   }
   const control = CONTROL.exec(value);
   if (control) {
     const hex = control[0].charCodeAt(0).toString(16).padStart(2, '0');
     return reject(
-      IdentityErrorCode.HeaderControlCharacter,
+      IdentityErrorCode.HEADER_CONTROL_CHARACTER,
       `header ${name} contains control character 0x${hex} at offset ${control.index}`,
     );
   }
   const nonAscii = NON_ASCII.exec(value);
   if (nonAscii) {
     return reject(
-      IdentityErrorCode.HeaderNonAscii,
+      IdentityErrorCode.HEADER_NON_ASCII,
       `header ${name} contains non-ASCII character ${quote(nonAscii[0])} at offset ${nonAscii.index}`,
     );
   }

@@ -41,7 +41,7 @@ export function identityFromMatch(
   const agent = match[1];
   if (agent === undefined || agent === '') {
     return reject(
-      IdentityErrorCode.EmptyCapture,
+      IdentityErrorCode.EMPTY_CAPTURE,
       `the pattern matched ${what} but captured an empty agent name`,
     );
   }
@@ -56,7 +56,7 @@ export function checkedIdentity(
 ): IdentityResult {
   if (!isDnsLabel(agent)) {
     return reject(
-      IdentityErrorCode.InvalidAgentName,
+      IdentityErrorCode.INVALID_AGENT_NAME,
       `agent name ${quote(agent)} from ${what} is not a DNS-1123 label (lower-case a-z, 0-9, '-', at most 63 characters)`,
     );
   }

@@ -27,11 +27,15 @@ export {
   type AuthErrorCode,
   AuthMethodError,
   AuthMethodErrorCode,
+  AuthMethodErrors,
   IdentityErrorCode,
+  IdentityErrors,
   type RejectionCode,
   TokenError,
   TokenErrorCode,
+  TokenErrors,
   XfccErrorCode,
+  XfccErrors,
   XfccParseError,
 } from './errors.js';
 export {

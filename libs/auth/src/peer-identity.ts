@@ -60,26 +60,26 @@ function checkKind(
   const name = identity.identity.agent;
   if (marking.marked === 'invalid') {
     return reject(
-      IdentityErrorCode.CredentialKindInvalid,
+      IdentityErrorCode.CREDENTIAL_KIND_INVALID,
       `client certificate ${quote(cert.subject)}: ${marking.reason}`,
     );
   }
   if (marking.marked === false) {
     if (policy.allowUnmarked) return { ok: true, identity: { ...identity.identity, kind: 'unmarked' } };
     return reject(
-      IdentityErrorCode.CredentialUnmarked,
+      IdentityErrorCode.CREDENTIAL_UNMARKED,
       `client certificate ${quote(cert.subject)} does not say it is ${a(policy.expect)} credential (URI SAN ${credentialUri(policy.expect, name)})${policy.unmarkedHint ? `; ${policy.unmarkedHint}` : ''}`,
     );
   }
   if (marking.kind !== policy.expect) {
     return reject(
-      IdentityErrorCode.CredentialWrongKind,
+      IdentityErrorCode.CREDENTIAL_WRONG_KIND,
       `client certificate ${quote(cert.subject)} is ${a(marking.kind)} credential; only ${policy.expect} credentials are accepted here`,
     );
   }
   if (marking.name !== name) {
     return reject(
-      IdentityErrorCode.CredentialNameMismatch,
+      IdentityErrorCode.CREDENTIAL_NAME_MISMATCH,
       `client certificate is ${a(marking.kind)} credential for ${quote(marking.name)}, not for ${quote(name)}`,
     );
   }
@@ -95,7 +95,7 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
     r.ok ? { ok: true, identity: r, cert } : r;
   const raw = peer && 'raw' in peer ? peer.raw : undefined;
   if (!raw || raw.length === 0) {
-    return reject(IdentityErrorCode.PeerCertificateMissing, 'the client presented no certificate');
+    return reject(IdentityErrorCode.PEER_CERTIFICATE_MISSING, 'the client presented no certificate');
   }
   let cert: CertificateDescription;
   try {
@@ -103,7 +103,7 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
   } catch (err) {
     if (err instanceof PkiError) {
       return reject(
-        IdentityErrorCode.PeerCertificateInvalid,
+        IdentityErrorCode.PEER_CERTIFICATE_INVALID,
         `client certificate is unreadable: ${err.message}`,
       );
     }
@@ -114,7 +114,7 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
     case 'common-name': {
       if (cert.commonNames.length !== 1) {
         return reject(
-          IdentityErrorCode.PeerCertificateInvalid,
+          IdentityErrorCode.PEER_CERTIFICATE_INVALID,
           `client certificate ${quote(cert.subject)} has ${cert.commonNames.length} subject CNs, expected exactly one`,
         );
       }
@@ -127,7 +127,7 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
       const match = method.pattern.exec(cert.subject);
       if (!match) {
         return reject(
-          IdentityErrorCode.NoMatch,
+          IdentityErrorCode.NO_MATCH,
           `client certificate subject ${quote(cert.subject)} does not match ${quote(method.pattern.source)}`,
         );
       }
@@ -140,7 +140,7 @@ function identify(method: MtlsAuthMethod, peer: PeerCertificateInput): Identifie
           return done(identityFromMatch(match, 'mtls', uri, `client certificate URI ${quote(uri)}`), cert);
       }
       return reject(
-        IdentityErrorCode.NoMatch,
+        IdentityErrorCode.NO_MATCH,
         cert.uris.length === 0
           ? 'client certificate has no URI SAN'
           : `no URI SAN of the client certificate matches ${quote(method.pattern.source)}`,

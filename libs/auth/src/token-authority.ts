@@ -118,7 +118,7 @@ export class TokenAuthority {
         key = createPublicKey(pem);
       } catch {
         throw new TokenError(
-          TokenErrorCode.InvalidKey,
+          TokenErrorCode.INVALID_KEY,
           'signing key is not a readable unencrypted PEM private (or public) key',
           { cause },
         );
@@ -132,7 +132,7 @@ export class TokenAuthority {
     try {
       pem = await readFile(path, 'utf8');
     } catch (cause) {
-      throw new TokenError(TokenErrorCode.InvalidKey, `cannot read signing key file ${path}`, { cause });
+      throw new TokenError(TokenErrorCode.INVALID_KEY, `cannot read signing key file ${path}`, { cause });
     }
     return TokenAuthority.fromPem(pem, options);
   }
@@ -151,14 +151,14 @@ export class TokenAuthority {
       const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
       if (bits < MIN_RSA_BITS) {
         throw new TokenError(
-          TokenErrorCode.InvalidKey,
+          TokenErrorCode.INVALID_KEY,
           `RSA signing key has ${bits} bits; at least ${MIN_RSA_BITS} are required`,
         );
       }
     } else if (!ecP256) {
       const kind = key.asymmetricKeyDetails?.namedCurve ?? type ?? 'unknown';
       throw new TokenError(
-        TokenErrorCode.InvalidKey,
+        TokenErrorCode.INVALID_KEY,
         `signing key must be ECDSA P-256 (ES256) or RSA (RS256/RS512), got ${kind}`,
       );
     }
@@ -179,7 +179,7 @@ export class TokenAuthority {
   private signingKey(): KeyObject {
     if (!this.privateKey) {
       throw new TokenError(
-        TokenErrorCode.InvalidKey,
+        TokenErrorCode.INVALID_KEY,
         'this key is a public key: it verifies tokens but cannot issue them',
       );
     }
@@ -193,14 +193,14 @@ export class TokenAuthority {
   async issue(agentName: string, options: IssueTokenOptions = {}): Promise<string> {
     if (!isDnsLabel(agentName)) {
       throw new TokenError(
-        TokenErrorCode.InvalidRequest,
+        TokenErrorCode.INVALID_REQUEST,
         `agent name ${JSON.stringify(agentName)} is not a DNS-1123 label`,
       );
     }
     const { ttlSeconds } = options;
     if (ttlSeconds !== undefined && !(Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0)) {
       throw new TokenError(
-        TokenErrorCode.InvalidRequest,
+        TokenErrorCode.INVALID_REQUEST,
         `ttlSeconds must be a positive integer, got ${ttlSeconds}`,
       );
     }
@@ -208,7 +208,7 @@ export class TokenAuthority {
     for (const a of options.agents ?? []) {
       if (!isDnsLabel(a)) {
         throw new TokenError(
-          TokenErrorCode.InvalidRequest,
+          TokenErrorCode.INVALID_REQUEST,
           `agent name ${JSON.stringify(a)} is not a DNS-1123 label`,
         );
       }
@@ -228,7 +228,7 @@ export class TokenAuthority {
   /** @throws TokenError with the specific reason; never any other error for bad input. */
   async verify(token: string, options: { audience?: string } = {}): Promise<VerifiedToken> {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) {
-      throw new TokenError(TokenErrorCode.Malformed, 'token is not a compact JWS');
+      throw new TokenError(TokenErrorCode.MALFORMED, 'token is not a compact JWS');
     }
     const now = this.now();
     const audience = options.audience ?? this.audience;
@@ -247,30 +247,30 @@ export class TokenAuthority {
     }
     if (audience === undefined && payload.aud !== undefined) {
       throw new TokenError(
-        TokenErrorCode.WrongAudience,
+        TokenErrorCode.WRONG_AUDIENCE,
         'token is scoped to an audience this verifier does not accept',
       );
     }
     const { sub: agent, jti, iat, exp } = payload;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
-      throw new TokenError(TokenErrorCode.Malformed, 'token has no usable jti claim');
+      throw new TokenError(TokenErrorCode.MALFORMED, 'token has no usable jti claim');
     }
-    if (typeof iat !== 'number') throw new TokenError(TokenErrorCode.Malformed, 'token has no iat claim');
+    if (typeof iat !== 'number') throw new TokenError(TokenErrorCode.MALFORMED, 'token has no iat claim');
     if (iat > now.getTime() / 1000 + this.toleranceSeconds) {
-      throw new TokenError(TokenErrorCode.NotYetValid, 'token was issued in the future');
+      throw new TokenError(TokenErrorCode.NOT_YET_VALID, 'token was issued in the future');
     }
     if (typeof agent !== 'string' || !isDnsLabel(agent)) {
-      throw new TokenError(TokenErrorCode.InvalidSubject, 'token subject is not a DNS-1123 agent name');
+      throw new TokenError(TokenErrorCode.INVALID_SUBJECT, 'token subject is not a DNS-1123 agent name');
     }
     if (this.denyList && (await this.denyList.isDenied(jti, agent))) {
-      throw new TokenError(TokenErrorCode.Revoked, `token ${jti} of agent ${agent} has been revoked`);
+      throw new TokenError(TokenErrorCode.REVOKED, `token ${jti} of agent ${agent} has been revoked`);
     }
     const scope = payload.agents;
     if (
       scope !== undefined &&
       !(Array.isArray(scope) && scope.every((a) => typeof a === 'string' && isDnsLabel(a)))
     ) {
-      throw new TokenError(TokenErrorCode.Malformed, 'token agents claim is not a list of agent names');
+      throw new TokenError(TokenErrorCode.MALFORMED, 'token agents claim is not a list of agent names');
     }
     return {
       agent,
@@ -284,22 +284,22 @@ export class TokenAuthority {
 
 function translate(err: unknown): TokenError {
   if (err instanceof joseErrors.JWTExpired) {
-    return new TokenError(TokenErrorCode.Expired, 'token has expired', { cause: err });
+    return new TokenError(TokenErrorCode.EXPIRED, 'token has expired', { cause: err });
   }
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
     const byClaim: Record<string, TokenErrorCode> = {
-      iss: TokenErrorCode.WrongIssuer,
-      aud: TokenErrorCode.WrongAudience,
-      nbf: TokenErrorCode.NotYetValid,
+      iss: TokenErrorCode.WRONG_ISSUER,
+      aud: TokenErrorCode.WRONG_AUDIENCE,
+      nbf: TokenErrorCode.NOT_YET_VALID,
     };
-    const code = byClaim[err.claim] ?? TokenErrorCode.Malformed;
+    const code = byClaim[err.claim] ?? TokenErrorCode.MALFORMED;
     return new TokenError(code, `token claim check failed: ${err.message}`, { cause: err });
   }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
-    return new TokenError(TokenErrorCode.BadSignature, 'token signature is invalid', { cause: err });
+    return new TokenError(TokenErrorCode.BAD_SIGNATURE, 'token signature is invalid', { cause: err });
   }
   if (err instanceof joseErrors.JOSEError) {
-    return new TokenError(TokenErrorCode.Malformed, `token is malformed: ${err.message}`, { cause: err });
+    return new TokenError(TokenErrorCode.MALFORMED, `token is malformed: ${err.message}`, { cause: err });
   }
-  return new TokenError(TokenErrorCode.Malformed, 'token is malformed', { cause: err });
+  return new TokenError(TokenErrorCode.MALFORMED, 'token is malformed', { cause: err });
 }

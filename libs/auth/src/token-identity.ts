@@ -24,7 +24,7 @@ export async function identityFromBearerToken(
     const token = await authority.verify(bearer.token);
     if (token.agents !== undefined) {
       return reject(
-        IdentityErrorCode.CredentialWrongKind,
+        IdentityErrorCode.CREDENTIAL_WRONG_KIND,
         `token ${token.jti} is a caller token (it lists agents); only agent tokens open a tunnel`,
       );
     }

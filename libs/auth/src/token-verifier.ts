@@ -26,7 +26,7 @@ export class ReloadableTokenVerifier implements TokenVerifier {
   verify(token: string, options?: { audience?: string }): Promise<VerifiedToken> {
     if (!this.current) {
       return Promise.reject(
-        new TokenError(TokenErrorCode.InvalidKey, 'no token verification key is configured'),
+        new TokenError(TokenErrorCode.INVALID_KEY, 'no token verification key is configured'),
       );
     }
     return this.current.verify(token, options);
@@ -45,13 +45,13 @@ export function verifierByIssuer(byIssuer: ReadonlyMap<string, TokenVerifier>): 
       try {
         iss = decodeJwt(token).iss;
       } catch {
-        return Promise.reject(new TokenError(TokenErrorCode.Malformed, 'token is not a compact JWS'));
+        return Promise.reject(new TokenError(TokenErrorCode.MALFORMED, 'token is not a compact JWS'));
       }
       const verifier = typeof iss === 'string' ? byIssuer.get(iss) : undefined;
       if (!verifier) {
         return Promise.reject(
           new TokenError(
-            TokenErrorCode.WrongIssuer,
+            TokenErrorCode.WRONG_ISSUER,
             'token was not issued by an issuer this service accepts',
           ),
         );

@@ -53,16 +53,16 @@ export function parseXfcc(value: string, options: XfccParseOptions = {}): XfccEl
   const maxHeader = options.maxHeaderBytes ?? XFCC_MAX_HEADER_BYTES;
   const maxValue = options.maxValueBytes ?? XFCC_MAX_VALUE_BYTES;
   const maxElements = options.maxElements ?? XFCC_MAX_ELEMENTS;
-  if (value.length === 0) throw new XfccParseError(XfccErrorCode.Empty, 'header is empty', 0);
+  if (value.length === 0) throw new XfccParseError(XfccErrorCode.EMPTY, 'header is empty', 0);
   // Measured before any scanning so an oversized value costs nothing further.
   if (value.length > maxHeader || Buffer.byteLength(value, 'utf8') > maxHeader) {
-    throw new XfccParseError(XfccErrorCode.HeaderTooLong, `header exceeds ${maxHeader} bytes`, 0);
+    throw new XfccParseError(XfccErrorCode.HEADER_TOO_LONG, `header exceeds ${maxHeader} bytes`, 0);
   }
   const control = CONTROL.exec(value);
   if (control) {
     const hex = control[0].charCodeAt(0).toString(16).padStart(2, '0');
     throw new XfccParseError(
-      XfccErrorCode.ControlCharacter,
+      XfccErrorCode.CONTROL_CHARACTER,
       `control character 0x${hex} at offset ${control.index}`,
       control.index,
     );
@@ -83,7 +83,7 @@ class Parser {
     const elements: XfccElement[] = [];
     for (;;) {
       if (elements.length === this.maxElements) {
-        throw this.fail(XfccErrorCode.TooManyElements, `more than ${this.maxElements} elements`);
+        throw this.fail(XfccErrorCode.TOO_MANY_ELEMENTS, `more than ${this.maxElements} elements`);
       }
       elements.push(this.element());
       if (this.i === this.s.length) return elements;
@@ -114,25 +114,25 @@ class Parser {
     const key = this.s.slice(keyStart, this.i);
     const c = this.s[this.i];
     if (c === '=') {
-      if (key === '') throw this.fail(XfccErrorCode.EmptyKey, 'empty key before "="');
+      if (key === '') throw this.fail(XfccErrorCode.EMPTY_KEY, 'empty key before "="');
       this.i++;
       return [key, this.value()];
     }
     if (c === undefined || c === ';' || c === ',') {
-      if (key !== '') throw this.fail(XfccErrorCode.MissingEquals, `key "${key}" has no "=value"`);
-      if (elementStart && c !== ';') throw this.fail(XfccErrorCode.EmptyElement, 'empty element');
-      throw this.fail(XfccErrorCode.EmptyPair, 'empty key=value pair');
+      if (key !== '') throw this.fail(XfccErrorCode.MISSING_EQUALS, `key "${key}" has no "=value"`);
+      if (elementStart && c !== ';') throw this.fail(XfccErrorCode.EMPTY_ELEMENT, 'empty element');
+      throw this.fail(XfccErrorCode.EMPTY_PAIR, 'empty key=value pair');
     }
     if (WHITESPACE.test(c)) {
       const folded = elementStart && this.s[this.i - 1] === ',';
       throw this.fail(
-        XfccErrorCode.UnexpectedCharacter,
+        XfccErrorCode.UNEXPECTED_CHARACTER,
         folded
           ? 'whitespace after "," (separate headers folded into one?)'
           : 'whitespace outside a quoted value',
       );
     }
-    throw this.fail(XfccErrorCode.InvalidKey, `character ${describe(c)} is not allowed in a key`);
+    throw this.fail(XfccErrorCode.INVALID_KEY, `character ${describe(c)} is not allowed in a key`);
   }
 
   private value(): string {
@@ -142,7 +142,7 @@ class Parser {
       const c = this.s[this.i] as string;
       if (c === ';' || c === ',') break;
       if (c === '"' || c === '=' || WHITESPACE.test(c)) {
-        throw this.fail(XfccErrorCode.UnexpectedCharacter, `unquoted value contains ${describe(c)}`);
+        throw this.fail(XfccErrorCode.UNEXPECTED_CHARACTER, `unquoted value contains ${describe(c)}`);
       }
     }
     return this.checkLength(this.s.slice(start, this.i));
@@ -155,7 +155,7 @@ class Parser {
       const c = this.s[this.i];
       if (c === undefined) {
         throw new XfccParseError(
-          XfccErrorCode.UnterminatedQuote,
+          XfccErrorCode.UNTERMINATED_QUOTE,
           `quote opened at offset ${open} is never closed`,
           open,
         );
@@ -165,7 +165,7 @@ class Parser {
         const next = this.s[this.i + 1];
         if (next === undefined) {
           throw new XfccParseError(
-            XfccErrorCode.UnterminatedQuote,
+            XfccErrorCode.UNTERMINATED_QUOTE,
             `quote opened at offset ${open} is never closed`,
             open,
           );
@@ -182,14 +182,14 @@ class Parser {
     this.i++; // closing quote
     const after = this.s[this.i];
     if (after !== undefined && after !== ';' && after !== ',') {
-      throw this.fail(XfccErrorCode.UnexpectedCharacter, `${describe(after)} after a closing quote`);
+      throw this.fail(XfccErrorCode.UNEXPECTED_CHARACTER, `${describe(after)} after a closing quote`);
     }
     return this.checkLength(out);
   }
 
   private checkLength(value: string): string {
     if (value.length > this.maxValue || Buffer.byteLength(value, 'utf8') > this.maxValue) {
-      throw this.fail(XfccErrorCode.ValueTooLong, `value exceeds ${this.maxValue} bytes`);
+      throw this.fail(XfccErrorCode.VALUE_TOO_LONG, `value exceeds ${this.maxValue} bytes`);
     }
     return value;
   }
@@ -203,7 +203,7 @@ class Parser {
       const field = SINGLE_KEYS[lower as keyof typeof SINGLE_KEYS];
       // A second Subject or Hash would leave consumers guessing which one is real.
       if (element[field] !== undefined)
-        throw this.fail(XfccErrorCode.DuplicateKey, `key ${key} appears twice`);
+        throw this.fail(XfccErrorCode.DUPLICATE_KEY, `key ${key} appears twice`);
       element[field] = value;
     } else element.extensions.push({ key, value });
   }

@@ -45,7 +45,7 @@ describe('parseAuthMethod', () => {
         error = err;
       }
       expect(error).toBeInstanceOf(AuthMethodError);
-      expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.Unsupported);
+      expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.UNSUPPORTED);
       const message = (error as Error).message;
       expect(message).toContain('pullplane agent create');
       expect(message).toMatch(/use mtls .*token.*istio, linkerd or header/);
@@ -70,7 +70,7 @@ describe('parseAuthMethod', () => {
           error = err;
         }
         expect(error).toBeInstanceOf(AuthMethodError);
-        expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.MeshUnpinned);
+        expect((error as AuthMethodError).code).toBe(AuthMethodErrorCode.MESH_UNPINNED);
       }
     }
   });
@@ -119,27 +119,27 @@ describe('parseAuthMethod', () => {
   });
 
   const invalid: Array<[string, AuthMethodErrorCode]> = [
-    ['', AuthMethodErrorCode.Unknown],
-    ['bogus', AuthMethodErrorCode.Unknown],
-    ['MTLS', AuthMethodErrorCode.Unknown],
-    [' mtls', AuthMethodErrorCode.Unknown],
-    ['tokens', AuthMethodErrorCode.Unknown],
-    ['header', AuthMethodErrorCode.Unknown],
-    ['header:', AuthMethodErrorCode.InvalidRegex],
-    ['header:x-agent', AuthMethodErrorCode.InvalidRegex],
-    ['header:x-agent:', AuthMethodErrorCode.InvalidRegex],
-    ['header::(.+)', AuthMethodErrorCode.InvalidHeaderName],
-    ['header:bad name:(.+)', AuthMethodErrorCode.InvalidHeaderName],
-    ['header:bad\nname:(.+)', AuthMethodErrorCode.InvalidHeaderName],
-    ['header:x-agent:([a-z', AuthMethodErrorCode.InvalidRegex],
-    ['header:x-agent:(?<', AuthMethodErrorCode.InvalidRegex],
-    ['header:x-agent:^agent-a$', AuthMethodErrorCode.NoCaptureGroup],
-    ['header:x-agent:(?:agent)', AuthMethodErrorCode.NoCaptureGroup],
-    ['header:x-agent:\\(agent\\)', AuthMethodErrorCode.NoCaptureGroup],
-    ['mtls:', AuthMethodErrorCode.InvalidRegex],
-    ['mtls:uri:', AuthMethodErrorCode.InvalidRegex],
-    ['mtls:CN=[^,]+', AuthMethodErrorCode.NoCaptureGroup],
-    ['mtls:uri:[', AuthMethodErrorCode.InvalidRegex],
+    ['', AuthMethodErrorCode.UNKNOWN],
+    ['bogus', AuthMethodErrorCode.UNKNOWN],
+    ['MTLS', AuthMethodErrorCode.UNKNOWN],
+    [' mtls', AuthMethodErrorCode.UNKNOWN],
+    ['tokens', AuthMethodErrorCode.UNKNOWN],
+    ['header', AuthMethodErrorCode.UNKNOWN],
+    ['header:', AuthMethodErrorCode.INVALID_REGEX],
+    ['header:x-agent', AuthMethodErrorCode.INVALID_REGEX],
+    ['header:x-agent:', AuthMethodErrorCode.INVALID_REGEX],
+    ['header::(.+)', AuthMethodErrorCode.INVALID_HEADER_NAME],
+    ['header:bad name:(.+)', AuthMethodErrorCode.INVALID_HEADER_NAME],
+    ['header:bad\nname:(.+)', AuthMethodErrorCode.INVALID_HEADER_NAME],
+    ['header:x-agent:([a-z', AuthMethodErrorCode.INVALID_REGEX],
+    ['header:x-agent:(?<', AuthMethodErrorCode.INVALID_REGEX],
+    ['header:x-agent:^agent-a$', AuthMethodErrorCode.NO_CAPTURE_GROUP],
+    ['header:x-agent:(?:agent)', AuthMethodErrorCode.NO_CAPTURE_GROUP],
+    ['header:x-agent:\\(agent\\)', AuthMethodErrorCode.NO_CAPTURE_GROUP],
+    ['mtls:', AuthMethodErrorCode.INVALID_REGEX],
+    ['mtls:uri:', AuthMethodErrorCode.INVALID_REGEX],
+    ['mtls:CN=[^,]+', AuthMethodErrorCode.NO_CAPTURE_GROUP],
+    ['mtls:uri:[', AuthMethodErrorCode.INVALID_REGEX],
   ];
   it.each(invalid)('rejects %j with %s', (spec, code) => {
     let error: unknown;

@@ -95,38 +95,38 @@ describe('parseXfcc: real headers', () => {
 
 describe('parseXfcc: rejections', () => {
   const cases: Array<[string, string, XfccErrorCode]> = [
-    ['empty header', '', XfccErrorCode.Empty],
-    ['unterminated quote', 'Subject="CN=a;URI=x', XfccErrorCode.UnterminatedQuote],
-    ['escaped closing quote', 'Subject="abc\\"', XfccErrorCode.UnterminatedQuote],
-    ['backslash at end', 'Subject="abc\\', XfccErrorCode.UnterminatedQuote],
-    ['empty key', '=x', XfccErrorCode.EmptyKey],
-    ['empty key after ;', 'URI=x;=y', XfccErrorCode.EmptyKey],
-    ['key without =', 'URI', XfccErrorCode.MissingEquals],
-    ['key without = before ;', 'URI;Hash=x', XfccErrorCode.MissingEquals],
-    ['quoted key', '"URI"=x', XfccErrorCode.InvalidKey],
-    ['non-ASCII key', 'URÍ=x', XfccErrorCode.InvalidKey],
-    ['leading comma', ',URI=x', XfccErrorCode.EmptyElement],
-    ['trailing comma', 'URI=x,', XfccErrorCode.EmptyElement],
-    ['double comma', 'URI=x,,URI=y', XfccErrorCode.EmptyElement],
-    ['trailing semicolon', 'URI=x;', XfccErrorCode.EmptyPair],
-    ['leading semicolon', ';URI=x', XfccErrorCode.EmptyPair],
-    ['double semicolon', 'URI=x;;Hash=y', XfccErrorCode.EmptyPair],
-    ['space after comma (folded headers)', 'URI=x, URI=y', XfccErrorCode.UnexpectedCharacter],
-    ['space before key', ' URI=x', XfccErrorCode.UnexpectedCharacter],
-    ['space after ;', 'URI=x; Hash=y', XfccErrorCode.UnexpectedCharacter],
-    ['space before =', 'URI =x', XfccErrorCode.UnexpectedCharacter],
-    ['space in unquoted value', 'URI=a b', XfccErrorCode.UnexpectedCharacter],
-    ['trailing space', 'URI=x ', XfccErrorCode.UnexpectedCharacter],
-    ['quote inside unquoted value', 'URI=a"b"', XfccErrorCode.UnexpectedCharacter],
-    ['= inside unquoted value', 'URI=a=b', XfccErrorCode.UnexpectedCharacter],
-    ['garbage after closing quote', 'Subject="x"y;URI=z', XfccErrorCode.UnexpectedCharacter],
-    ['duplicate Subject', 'Subject="a";Subject="b"', XfccErrorCode.DuplicateKey],
-    ['duplicate Hash in other case', 'Hash=a;hash=b', XfccErrorCode.DuplicateKey],
-    ['CR', 'URI=x\rHash=y', XfccErrorCode.ControlCharacter],
-    ['LF inside quotes', 'Subject="a\nb"', XfccErrorCode.ControlCharacter],
-    ['NUL', 'URI=x\u0000', XfccErrorCode.ControlCharacter],
-    ['tab', 'URI=x\t', XfccErrorCode.ControlCharacter],
-    ['DEL', 'URI=x\u007f', XfccErrorCode.ControlCharacter],
+    ['empty header', '', XfccErrorCode.EMPTY],
+    ['unterminated quote', 'Subject="CN=a;URI=x', XfccErrorCode.UNTERMINATED_QUOTE],
+    ['escaped closing quote', 'Subject="abc\\"', XfccErrorCode.UNTERMINATED_QUOTE],
+    ['backslash at end', 'Subject="abc\\', XfccErrorCode.UNTERMINATED_QUOTE],
+    ['empty key', '=x', XfccErrorCode.EMPTY_KEY],
+    ['empty key after ;', 'URI=x;=y', XfccErrorCode.EMPTY_KEY],
+    ['key without =', 'URI', XfccErrorCode.MISSING_EQUALS],
+    ['key without = before ;', 'URI;Hash=x', XfccErrorCode.MISSING_EQUALS],
+    ['quoted key', '"URI"=x', XfccErrorCode.INVALID_KEY],
+    ['non-ASCII key', 'URÍ=x', XfccErrorCode.INVALID_KEY],
+    ['leading comma', ',URI=x', XfccErrorCode.EMPTY_ELEMENT],
+    ['trailing comma', 'URI=x,', XfccErrorCode.EMPTY_ELEMENT],
+    ['double comma', 'URI=x,,URI=y', XfccErrorCode.EMPTY_ELEMENT],
+    ['trailing semicolon', 'URI=x;', XfccErrorCode.EMPTY_PAIR],
+    ['leading semicolon', ';URI=x', XfccErrorCode.EMPTY_PAIR],
+    ['double semicolon', 'URI=x;;Hash=y', XfccErrorCode.EMPTY_PAIR],
+    ['space after comma (folded headers)', 'URI=x, URI=y', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['space before key', ' URI=x', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['space after ;', 'URI=x; Hash=y', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['space before =', 'URI =x', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['space in unquoted value', 'URI=a b', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['trailing space', 'URI=x ', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['quote inside unquoted value', 'URI=a"b"', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['= inside unquoted value', 'URI=a=b', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['garbage after closing quote', 'Subject="x"y;URI=z', XfccErrorCode.UNEXPECTED_CHARACTER],
+    ['duplicate Subject', 'Subject="a";Subject="b"', XfccErrorCode.DUPLICATE_KEY],
+    ['duplicate Hash in other case', 'Hash=a;hash=b', XfccErrorCode.DUPLICATE_KEY],
+    ['CR', 'URI=x\rHash=y', XfccErrorCode.CONTROL_CHARACTER],
+    ['LF inside quotes', 'Subject="a\nb"', XfccErrorCode.CONTROL_CHARACTER],
+    ['NUL', 'URI=x\u0000', XfccErrorCode.CONTROL_CHARACTER],
+    ['tab', 'URI=x\t', XfccErrorCode.CONTROL_CHARACTER],
+    ['DEL', 'URI=x\u007f', XfccErrorCode.CONTROL_CHARACTER],
   ];
   it.each(cases)('%s', (_name, value, code) => {
     const err = parseError(value);
@@ -141,16 +141,16 @@ describe('parseXfcc: rejections', () => {
   });
 
   it('enforces header, value and element limits', () => {
-    expect(parseError(`URI=${'a'.repeat(16 * 1024)}`).code).toBe(XfccErrorCode.HeaderTooLong);
+    expect(parseError(`URI=${'a'.repeat(16 * 1024)}`).code).toBe(XfccErrorCode.HEADER_TOO_LONG);
     // Multi-byte characters count as bytes, not UTF-16 units.
-    expect(parseError(`Subject="${'é'.repeat(8200)}"`).code).toBe(XfccErrorCode.HeaderTooLong);
-    expect(parseError(`URI=${'a'.repeat(8 * 1024 + 1)}`).code).toBe(XfccErrorCode.ValueTooLong);
-    expect(parseError(`Subject="${'a'.repeat(8 * 1024 + 1)}"`).code).toBe(XfccErrorCode.ValueTooLong);
+    expect(parseError(`Subject="${'é'.repeat(8200)}"`).code).toBe(XfccErrorCode.HEADER_TOO_LONG);
+    expect(parseError(`URI=${'a'.repeat(8 * 1024 + 1)}`).code).toBe(XfccErrorCode.VALUE_TOO_LONG);
+    expect(parseError(`Subject="${'a'.repeat(8 * 1024 + 1)}"`).code).toBe(XfccErrorCode.VALUE_TOO_LONG);
     expect(parseXfcc(`URI=${'a'.repeat(8 * 1024)}`)).toHaveLength(1);
-    expect(parseError(Array(33).fill('URI=x').join(',')).code).toBe(XfccErrorCode.TooManyElements);
+    expect(parseError(Array(33).fill('URI=x').join(',')).code).toBe(XfccErrorCode.TOO_MANY_ELEMENTS);
     expect(parseXfcc(Array(32).fill('URI=x').join(','))).toHaveLength(32);
-    expect(parseError('URI=abcdef', { maxValueBytes: 3 }).code).toBe(XfccErrorCode.ValueTooLong);
-    expect(parseError('URI=abcdef', { maxHeaderBytes: 5 }).code).toBe(XfccErrorCode.HeaderTooLong);
+    expect(parseError('URI=abcdef', { maxValueBytes: 3 }).code).toBe(XfccErrorCode.VALUE_TOO_LONG);
+    expect(parseError('URI=abcdef', { maxHeaderBytes: 5 }).code).toBe(XfccErrorCode.HEADER_TOO_LONG);
   });
 });
 

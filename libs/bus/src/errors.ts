@@ -1,17 +1,20 @@
-export const BusErrorCode = {
-  CONNECT_FAILED: 'BUS_CONNECT_FAILED',
-  INVALID_RECORD: 'BUS_INVALID_RECORD',
-  CLOSED: 'BUS_CLOSED',
-} as const;
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
+export const BusErrors = defineErrors('@pullplane/bus', {
+  CONNECT_FAILED: { code: 'BUS_CONNECT_FAILED', status: 503, message: 'NATS could not be reached' },
+  INVALID_RECORD: {
+    code: 'BUS_INVALID_RECORD',
+    status: 500,
+    message: 'a presence record on the bus is malformed',
+  },
+  CLOSED: { code: 'BUS_CLOSED', status: 503, message: 'the bus connection is closed' },
+});
+export const BusErrorCode = BusErrors.codes;
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 
-export class BusError extends Error {
+export class BusError extends CatalogError<BusErrorCode> {
   override readonly name = 'BusError';
-  constructor(
-    readonly code: BusErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(code: BusErrorCode, message: string, options?: { cause?: unknown }) {
+    super(BusErrors, code, message, options);
   }
 }

@@ -1,5 +1,5 @@
 export { decodePresence, decodeRevocation, presenceKey, revocationKey } from './codec.js';
-export { BusError, BusErrorCode } from './errors.js';
+export { BusError, BusErrorCode, BusErrors } from './errors.js';
 export { createMemoryBus } from './memory-bus.js';
 export {
   connectNatsBus,

@@ -15,9 +15,9 @@ export interface PresenceRecord {
    * carries no kind (accepted by opt-in). An agent credential always wins over an unmarked
    * one; absent in records of older gateways, read as `agent`.
    */
-  credential?: 'agent' | 'unmarked';
+  credential?: 'agent' | 'unmarked' | undefined;
   /** The agent's address as the holding gateway saw it, for logs and security events. */
-  remoteAddress?: string;
+  remoteAddress?: string | undefined;
 }
 
 export type PresenceEvent = { type: 'put'; record: PresenceRecord } | { type: 'delete'; agent: string };

@@ -9,7 +9,13 @@ export {
 export { configSummary, type SummaryEntry } from './config-summary.js';
 export { assertValidOptionTable, defineOption, defineOptions, RESERVED_FLAGS } from './define-options.js';
 export { type BareNumberUnit, formatDuration, type ParseDurationOptions, parseDuration } from './duration.js';
-export { ConfigError, type ConfigProblem, InvalidDurationError, OptionDefinitionError } from './errors.js';
+export {
+  ConfigError,
+  ConfigErrors,
+  type ConfigProblem,
+  InvalidDurationError,
+  OptionDefinitionError,
+} from './errors.js';
 export {
   type EnvLike,
   formatSource,

@@ -1,45 +1,107 @@
+import { defineErrors } from '@pullplane/errors';
 import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 
 /**
- * Every answer the extension proxy gives itself: a stable name, an HTTP status, and a
+ * Every answer the extension proxy gives itself: a stable code, an HTTP status, and a
  * Kubernetes-like Status body, so Argo CD's UI and operators see the same shape whatever hop
  * refused.
  */
-export const ExtensionProxyError = {
+export const ExtensionProxyErrors = defineErrors('@pullplane/extension-proxy', {
   NO_CREDENTIALS: {
-    code: 401,
-    reason: 'Unauthorized',
+    code: 'EXTENSION_PROXY_NO_CREDENTIALS',
+    status: 401,
     message: 'no credentials: only the Argo CD server may call the extension proxy',
   },
-  BAD_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'credentials not accepted' },
-  NOT_ALLOWED: { code: 403, reason: 'Forbidden', message: 'caller is not an allowed Argo CD server' },
-  REVOKED: { code: 403, reason: 'Forbidden', message: 'the agent has been revoked' },
-  BAD_PATH: { code: 400, reason: 'BadRequest', message: 'malformed request path' },
+  BAD_CREDENTIALS: {
+    code: 'EXTENSION_PROXY_BAD_CREDENTIALS',
+    status: 401,
+    message: 'credentials not accepted',
+  },
+  NOT_ALLOWED: {
+    code: 'EXTENSION_PROXY_NOT_ALLOWED',
+    status: 403,
+    message: 'caller is not an allowed Argo CD server',
+  },
+  REVOKED: {
+    code: 'EXTENSION_PROXY_REVOKED',
+    status: 403,
+    message: 'the agent has been revoked',
+  },
+  BAD_PATH: {
+    code: 'EXTENSION_PROXY_BAD_PATH',
+    status: 400,
+    message: 'malformed request path',
+  },
   BAD_EXTENSION: {
-    code: 400,
-    reason: 'BadRequest',
+    code: 'EXTENSION_PROXY_BAD_EXTENSION',
+    status: 400,
     message: 'the path must start with /<extension>/ (names match ^[A-Za-z0-9-_]+$)',
   },
   NO_TARGET: {
-    code: 400,
-    reason: 'BadRequest',
+    code: 'EXTENSION_PROXY_NO_TARGET',
+    status: 400,
     message: 'no target cluster: Argocd-Target-Cluster-Name or Argocd-Target-Cluster-URL is required',
   },
-  BAD_TARGET: { code: 400, reason: 'BadRequest', message: 'the target cluster is not an agent' },
+  BAD_TARGET: {
+    code: 'EXTENSION_PROXY_BAD_TARGET',
+    status: 400,
+    message: 'the target cluster is not an agent',
+  },
   TARGET_MISMATCH: {
-    code: 400,
-    reason: 'BadRequest',
+    code: 'EXTENSION_PROXY_TARGET_MISMATCH',
+    status: 400,
     message: 'Argocd-Target-Cluster-Name and Argocd-Target-Cluster-URL name different agents',
   },
-  BAD_HEADER: { code: 400, reason: 'BadRequest', message: 'malformed Argo CD header' },
-  TOO_LARGE: { code: 413, reason: 'RequestEntityTooLarge', message: 'request body exceeds the limit' },
-  NOT_SERVED: { code: 404, reason: 'NotFound', message: 'the agent serves no such extension' },
-  NOT_CONNECTED: { code: 502, reason: 'BadGateway', message: 'Agent is not connected' },
-  TUNNEL_LOST: { code: 502, reason: 'BadGateway', message: 'the tunnel to the agent was lost' },
-  TIMEOUT: { code: 504, reason: 'Timeout', message: 'the agent did not answer in time' },
-  INTERNAL: { code: 500, reason: 'InternalError', message: 'the extension request failed' },
-} as const;
-export type ExtensionProxyErrorName = keyof typeof ExtensionProxyError;
+  BAD_HEADER: {
+    code: 'EXTENSION_PROXY_BAD_HEADER',
+    status: 400,
+    message: 'malformed Argo CD header',
+  },
+  TOO_LARGE: {
+    code: 'EXTENSION_PROXY_TOO_LARGE',
+    status: 413,
+    message: 'request body exceeds the limit',
+  },
+  NOT_SERVED: {
+    code: 'EXTENSION_PROXY_NOT_SERVED',
+    status: 404,
+    message: 'the agent serves no such extension',
+  },
+  NOT_CONNECTED: {
+    code: 'EXTENSION_PROXY_NOT_CONNECTED',
+    status: 502,
+    message: 'Agent is not connected',
+  },
+  TUNNEL_LOST: {
+    code: 'EXTENSION_PROXY_TUNNEL_LOST',
+    status: 502,
+    message: 'the tunnel to the agent was lost',
+  },
+  TIMEOUT: {
+    code: 'EXTENSION_PROXY_TIMEOUT',
+    status: 504,
+    message: 'the agent did not answer in time',
+  },
+  INTERNAL: {
+    code: 'EXTENSION_PROXY_INTERNAL',
+    status: 500,
+    message: 'the extension request failed',
+  },
+});
+
+/** The Status `reason` Kubernetes gives each HTTP status we answer with. */
+const STATUS_REASON: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  413: 'RequestEntityTooLarge',
+  500: 'InternalError',
+  502: 'BadGateway',
+  504: 'Timeout',
+};
+
+export type ExtensionProxyErrorName = keyof typeof ExtensionProxyErrors.specs;
 
 export interface ExtensionProxyFailure {
   name: ExtensionProxyErrorName;
@@ -65,19 +127,20 @@ export function fromTunnelError(err: TunnelError): ExtensionProxyFailure {
 }
 
 export function failureBody(f: ExtensionProxyFailure): { code: number; body: string } {
-  const e = ExtensionProxyError[f.name];
+  const e = ExtensionProxyErrors.specs[f.name];
   const message =
     f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
   return {
-    code: e.code,
+    code: e.status,
     body: JSON.stringify({
       kind: 'Status',
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
       message,
-      reason: e.reason,
-      code: e.code,
+      reason: STATUS_REASON[e.status] ?? 'InternalError',
+      details: { causes: [{ reason: e.code }] },
+      code: e.status,
     }),
   };
 }

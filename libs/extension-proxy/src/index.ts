@@ -1,7 +1,7 @@
 export { type Caller, type CallerAuthOptions, identifyCaller } from './caller.js';
 export {
-  ExtensionProxyError,
   type ExtensionProxyErrorName,
+  ExtensionProxyErrors,
   type ExtensionProxyFailure,
   failureBody,
   fromTunnelError,

@@ -6,13 +6,13 @@ import type { CredentialKind } from '@pullplane/auth';
 export interface CallContext {
   metadata: Metadata;
   /** Present when the call arrived over TLS with a client certificate that verified. */
-  peerCertificate?: PeerCertificate;
+  peerCertificate?: PeerCertificate | undefined;
   /**
    * Who the listener decided the TLS connection belongs to when it accepted it (the client
    * certificate cannot change on an established connection); absent on plaintext
    * connections and on listeners without a per-connection check.
    */
-  connection?: AuthOutcome;
+  connection?: AuthOutcome | undefined;
   remote: string;
 }
 

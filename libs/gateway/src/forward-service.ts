@@ -27,7 +27,7 @@ export interface ForwardServiceOptions {
   logger: Logger;
   metrics: GatewayMetrics;
   /** Set when traces are exported: a span per relayed stream, child of the proxy's. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 const [, RPC_SERVICE = '', RPC_METHOD = ''] = GATEWAY_FORWARD_PATH.split('/');

@@ -67,7 +67,7 @@ export interface GatewayOptions {
   /** Replacements within the window that make a security event. Default 3. */
   flappingThreshold?: number;
   /** Set when traces are exported: a span per forwarded stream. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 const SERVER_OPTIONS = {

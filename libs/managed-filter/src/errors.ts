@@ -1,46 +1,66 @@
-/** Stable codes for every way the managed filter refuses a request or gives up on a response. */
-export const ManagedFilterErrorCode = {
-  /** The request path is malformed or tries a traversal trick. */
-  INVALID_PATH: 'MANAGED_FILTER_INVALID_PATH',
-  /** A query parameter the filter depends on (watch) has a value the API server would reject. */
-  INVALID_QUERY: 'MANAGED_FILTER_INVALID_QUERY',
-  /** A well-formed path that the filter does not expose (/metrics, /logs, proxy verbs, ...). */
-  UNSUPPORTED_PATH: 'MANAGED_FILTER_UNSUPPORTED_PATH',
-  /** An HTTP method the Kubernetes API has no verb for. */
-  METHOD_NOT_ALLOWED: 'MANAGED_FILTER_METHOD_NOT_ALLOWED',
-  /** The upstream body is not the JSON shape the chosen filter expects. */
-  MALFORMED_RESPONSE: 'MANAGED_FILTER_MALFORMED_RESPONSE',
-  /** One list item or watch event exceeds the per-item memory bound. */
-  ITEM_TOO_LARGE: 'MANAGED_FILTER_ITEM_TOO_LARGE',
-} as const;
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
+/**
+ * Every way the managed filter refuses a request or gives up on a response, with the HTTP status
+ * and Kubernetes Status reason each answers with. Upstream problems surface as a bad gateway: the
+ * client did nothing wrong.
+ */
+export const ManagedFilterErrors = defineErrors('@pullplane/managed-filter', {
+  INVALID_PATH: {
+    code: 'MANAGED_FILTER_INVALID_PATH',
+    status: 400,
+    reason: 'BadRequest',
+    message: 'the request path is malformed or tries a traversal trick',
+  },
+  INVALID_QUERY: {
+    code: 'MANAGED_FILTER_INVALID_QUERY',
+    status: 400,
+    reason: 'BadRequest',
+    message: 'a query parameter the filter depends on (watch) has a value the API server would reject',
+  },
+  UNSUPPORTED_PATH: {
+    code: 'MANAGED_FILTER_UNSUPPORTED_PATH',
+    status: 403,
+    reason: 'Forbidden',
+    message: 'a well-formed path the filter does not expose (/metrics, /logs, proxy verbs…)',
+  },
+  METHOD_NOT_ALLOWED: {
+    code: 'MANAGED_FILTER_METHOD_NOT_ALLOWED',
+    status: 405,
+    reason: 'MethodNotAllowed',
+    message: 'an HTTP method the Kubernetes API has no verb for',
+  },
+  MALFORMED_RESPONSE: {
+    code: 'MANAGED_FILTER_MALFORMED_RESPONSE',
+    status: 502,
+    reason: 'InternalError',
+    message: 'the upstream body is not the JSON shape the chosen filter expects',
+  },
+  ITEM_TOO_LARGE: {
+    code: 'MANAGED_FILTER_ITEM_TOO_LARGE',
+    status: 502,
+    reason: 'InternalError',
+    message: 'one list item or watch event exceeds the per-item memory bound',
+  },
+});
+export const ManagedFilterErrorCode = ManagedFilterErrors.codes;
 export type ManagedFilterErrorCode = (typeof ManagedFilterErrorCode)[keyof typeof ManagedFilterErrorCode];
 
-/** HTTP status and Kubernetes Status reason each code maps to when answered to a client. */
-const httpOf: Record<ManagedFilterErrorCode, { status: number; reason: string }> = {
-  [ManagedFilterErrorCode.INVALID_PATH]: { status: 400, reason: 'BadRequest' },
-  [ManagedFilterErrorCode.INVALID_QUERY]: { status: 400, reason: 'BadRequest' },
-  [ManagedFilterErrorCode.UNSUPPORTED_PATH]: { status: 403, reason: 'Forbidden' },
-  [ManagedFilterErrorCode.METHOD_NOT_ALLOWED]: { status: 405, reason: 'MethodNotAllowed' },
-  // Upstream problems surface as a bad gateway: the client did nothing wrong.
-  [ManagedFilterErrorCode.MALFORMED_RESPONSE]: { status: 502, reason: 'InternalError' },
-  [ManagedFilterErrorCode.ITEM_TOO_LARGE]: { status: 502, reason: 'InternalError' },
-};
+const reasons = new Map(Object.values(ManagedFilterErrors.specs).map((s) => [s.code as string, s.reason]));
 
-export class ManagedFilterError extends Error {
+export class ManagedFilterError extends CatalogError<ManagedFilterErrorCode> {
   override readonly name = 'ManagedFilterError';
-  constructor(
-    readonly code: ManagedFilterErrorCode,
-    message: string,
-  ) {
-    super(message);
+  constructor(code: ManagedFilterErrorCode, message: string) {
+    super(ManagedFilterErrors, code, message);
   }
 
   get httpStatus(): number {
-    return httpOf[this.code].status;
+    return this.statusCode;
   }
 
+  /** The Kubernetes Status reason this code answers with. */
   get reason(): string {
-    return httpOf[this.code].reason;
+    return reasons.get(this.code) ?? 'InternalError';
   }
 }
 

@@ -22,7 +22,12 @@ export {
   type RejectDecision,
   type RequestDecision,
 } from './decide-request.js';
-export { isManagedFilterError, ManagedFilterError, ManagedFilterErrorCode } from './errors.js';
+export {
+  isManagedFilterError,
+  ManagedFilterError,
+  ManagedFilterErrorCode,
+  ManagedFilterErrors,
+} from './errors.js';
 export { filterEvents } from './event-filter.js';
 export { eventSubject, eventVerdict, isEventResource } from './event-visibility.js';
 export { type KubeVerb, type ParsedKubePath, parseKubePath, type TargetRef, targetOf } from './kube-path.js';

@@ -18,7 +18,7 @@ export interface ObjectRef {
    * The dependent's namespace for ownerReferences (owners are namespace-local or cluster-scoped;
    * the reference does not say which, so getObject must ignore it for cluster-scoped kinds).
    */
-  namespace?: string;
+  namespace?: string | undefined;
   uid?: string;
 }
 

@@ -21,13 +21,13 @@ const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function credentialUri(kind: CredentialKind, name: string): string {
   if (!CREDENTIAL_KINDS.includes(kind)) {
     throw new PkiError(
-      PkiErrorCode.InvalidInput,
+      PkiErrorCode.INVALID_INPUT,
       `credential kind must be agent, caller or proxy, got ${kind}`,
     );
   }
   if (!NAME.test(name)) {
     throw new PkiError(
-      PkiErrorCode.InvalidInput,
+      PkiErrorCode.INVALID_INPUT,
       `a ${kind} credential needs a DNS-label name, got ${JSON.stringify(name)}`,
     );
   }

@@ -8,7 +8,7 @@ export {
   readCredentialMarking,
 } from './credential-kind.js';
 export { type CertificateDescription, describeCertificate } from './describe.js';
-export { PkiError, PkiErrorCode } from './errors.js';
+export { PkiError, PkiErrorCode, PkiErrors } from './errors.js';
 export { issueCertificate } from './issue.js';
 export type {
   CertificateAndKey,

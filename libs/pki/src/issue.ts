@@ -43,7 +43,7 @@ export async function issueCertificate(
   checkCommonName(options.commonName);
   if (!Object.hasOwn(EKU, options.usage)) {
     throw new PkiError(
-      PkiErrorCode.InvalidInput,
+      PkiErrorCode.INVALID_INPUT,
       `usage must be server, client or both, got ${options.usage}`,
     );
   }
@@ -95,7 +95,7 @@ function subjectAltNames(options: IssueCertificateOptions): JsonGeneralName[] {
   const uris = [...(options.uris ?? [])];
   if (options.kind !== undefined) {
     if (options.usage !== 'client') {
-      throw new PkiError(PkiErrorCode.InvalidInput, `a ${options.kind} credential must have usage client`);
+      throw new PkiError(PkiErrorCode.INVALID_INPUT, `a ${options.kind} credential must have usage client`);
     }
     uris.push(credentialUri(options.kind, options.commonName));
   }
@@ -113,11 +113,11 @@ async function loadAuthority(
   const cert = parseCertificate(ca.certPem);
   const constraints = cert.getExtension(BasicConstraintsExtension);
   if (!constraints?.ca) {
-    throw new PkiError(PkiErrorCode.NotACertificateAuthority, `certificate ${cert.subject} is not a CA`);
+    throw new PkiError(PkiErrorCode.NOT_A_CERTIFICATE_AUTHORITY, `certificate ${cert.subject} is not a CA`);
   }
   const { key, spki } = await importSigningKey(ca.keyPem);
   if (!Buffer.from(cert.publicKey.rawData).equals(spki)) {
-    throw new PkiError(PkiErrorCode.KeyMismatch, 'CA private key does not match the CA certificate');
+    throw new PkiError(PkiErrorCode.KEY_MISMATCH, 'CA private key does not match the CA certificate');
   }
   return { cert, key };
 }

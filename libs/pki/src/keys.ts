@@ -26,11 +26,11 @@ export async function importSigningKey(pem: string): Promise<{ key: CryptoKey; s
   try {
     keyObject = createPrivateKey(pem);
   } catch (cause) {
-    throw new PkiError(PkiErrorCode.KeyParse, 'private key is not a readable PEM key', { cause });
+    throw new PkiError(PkiErrorCode.KEY_PARSE, 'private key is not a readable PEM key', { cause });
   }
   if (keyObject.asymmetricKeyType !== 'ec' || keyObject.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
     const kind = keyObject.asymmetricKeyDetails?.namedCurve ?? keyObject.asymmetricKeyType ?? 'unknown';
-    throw new PkiError(PkiErrorCode.UnsupportedKey, `private key must be ECDSA P-256, got ${kind}`);
+    throw new PkiError(PkiErrorCode.UNSUPPORTED_KEY, `private key must be ECDSA P-256, got ${kind}`);
   }
   const der = keyObject.export({ type: 'pkcs8', format: 'der' });
   const key = await webcrypto.subtle.importKey('pkcs8', der, SIGNING_ALGORITHM, false, ['sign']);

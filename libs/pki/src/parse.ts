@@ -12,7 +12,7 @@ export function parseCertificate(input: string | Uint8Array): X509Certificate {
     const blocks = input.match(PEM_BLOCK) ?? [];
     if (blocks.length !== 1) {
       throw new PkiError(
-        PkiErrorCode.CertificateParse,
+        PkiErrorCode.CERTIFICATE_PARSE,
         blocks.length === 0
           ? 'no PEM certificate found'
           : `expected one PEM certificate, found ${blocks.length}`,
@@ -23,6 +23,6 @@ export function parseCertificate(input: string | Uint8Array): X509Certificate {
   try {
     return new X509Certificate(input);
   } catch (cause) {
-    throw new PkiError(PkiErrorCode.CertificateParse, 'certificate is not valid X.509', { cause });
+    throw new PkiError(PkiErrorCode.CERTIFICATE_PARSE, 'certificate is not valid X.509', { cause });
   }
 }

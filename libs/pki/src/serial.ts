@@ -17,12 +17,12 @@ export function randomSerialNumber(): string {
  */
 export function normaliseSerialNumber(hex: string): string {
   if (!/^[0-9a-fA-F]+$/.test(hex)) {
-    throw new PkiError(PkiErrorCode.InvalidSerial, 'serialNumber must be a hexadecimal string');
+    throw new PkiError(PkiErrorCode.INVALID_SERIAL, 'serialNumber must be a hexadecimal string');
   }
   let body = hex.toLowerCase().replace(/^0+/, '');
-  if (body === '') throw new PkiError(PkiErrorCode.InvalidSerial, 'serialNumber must be greater than zero');
+  if (body === '') throw new PkiError(PkiErrorCode.INVALID_SERIAL, 'serialNumber must be greater than zero');
   if (body.length % 2 === 1) body = `0${body}`;
   if (Number.parseInt(body.slice(0, 2), 16) >= 0x80) body = `00${body}`;
-  if (body.length > 40) throw new PkiError(PkiErrorCode.InvalidSerial, 'serialNumber must fit in 20 octets');
+  if (body.length > 40) throw new PkiError(PkiErrorCode.INVALID_SERIAL, 'serialNumber must fit in 20 octets');
   return body;
 }

@@ -22,14 +22,14 @@ export function resolveValidity(
 ): { notBefore: Date; notAfter: Date } {
   const days = options.validityDays ?? defaultDays;
   if (!Number.isFinite(days) || days <= 0) {
-    throw new PkiError(PkiErrorCode.InvalidValidity, `validityDays must be a positive number, got ${days}`);
+    throw new PkiError(PkiErrorCode.INVALID_VALIDITY, `validityDays must be a positive number, got ${days}`);
   }
   for (const [name, value] of [
     ['notBefore', options.notBefore],
     ['notAfter', options.notAfter],
   ] as const) {
     if (value !== undefined && !(value instanceof Date && Number.isFinite(value.getTime()))) {
-      throw new PkiError(PkiErrorCode.InvalidValidity, `${name} must be a valid Date`);
+      throw new PkiError(PkiErrorCode.INVALID_VALIDITY, `${name} must be a valid Date`);
     }
   }
   const span = days * DAY_MS;
@@ -50,7 +50,7 @@ export function resolveValidity(
   }
   if (notAfter.getTime() <= notBefore.getTime()) {
     throw new PkiError(
-      PkiErrorCode.InvalidValidity,
+      PkiErrorCode.INVALID_VALIDITY,
       `notAfter (${notAfter.toISOString()}) must be later than notBefore (${notBefore.toISOString()})`,
     );
   }

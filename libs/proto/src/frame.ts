@@ -6,7 +6,7 @@ export type FrameInit = MessageInitShape<typeof FrameSchema>['kind'];
 
 /** Builds a Frame from its oneof case, e.g. frame({ case: 'end', value: { streamId: 3 } }). */
 export function frame(kind: FrameInit): Frame {
-  return create(FrameSchema, { kind });
+  return create(FrameSchema, kind === undefined ? {} : { kind });
 }
 
 /**

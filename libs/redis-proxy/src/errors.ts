@@ -1,3 +1,5 @@
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
 /**
  * Every error the redis proxy itself answers, in one place: clients (and operators grepping
  * logs) see exactly these texts. Redis' own wording is kept where Redis has one.
@@ -42,19 +44,28 @@ export const ReplyText = {
   principalUnavailable: (detail: string) => `ERR principal redis unavailable: ${detail}`,
 } as const;
 
-/** Stable codes for configuration and lifecycle failures of the proxy (not client replies). */
-export const RedisProxyErrorCode = {
-  INVALID_KEY_PREFIX: 'REDIS_PROXY_INVALID_KEY_PREFIX',
-  NOT_LISTENING: 'REDIS_PROXY_NOT_LISTENING',
-} as const;
+/**
+ * Stable codes for configuration and lifecycle failures of the proxy. Client replies are Redis
+ * error replies (`ReplyText` above), worded as Redis words them, not codes.
+ */
+export const RedisProxyErrors = defineErrors('@pullplane/redis-proxy', {
+  INVALID_KEY_PREFIX: {
+    code: 'REDIS_PROXY_INVALID_KEY_PREFIX',
+    status: 500,
+    message: 'an agent key prefix breaks the key naming rule',
+  },
+  NOT_LISTENING: {
+    code: 'REDIS_PROXY_NOT_LISTENING',
+    status: 500,
+    message: 'the proxy was used before it listened',
+  },
+});
+export const RedisProxyErrorCode = RedisProxyErrors.codes;
 export type RedisProxyErrorCode = (typeof RedisProxyErrorCode)[keyof typeof RedisProxyErrorCode];
 
-export class RedisProxyError extends Error {
+export class RedisProxyError extends CatalogError<RedisProxyErrorCode> {
   override readonly name = 'RedisProxyError';
-  constructor(
-    readonly code: RedisProxyErrorCode,
-    message: string,
-  ) {
-    super(message);
+  constructor(code: RedisProxyErrorCode, message: string) {
+    super(RedisProxyErrors, code, message);
   }
 }

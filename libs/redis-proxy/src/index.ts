@@ -5,7 +5,7 @@ export { BufferBudget } from './buffer-budget.js';
 export { isMultiKey, type KeySpec, keySpec, someKey } from './command-keys.js';
 export { CommandPolicy, DEFAULT_ALLOWED_COMMANDS, validateAllowedCommands } from './command-policy.js';
 export { type CommandRoute, routeCommand, type SplitPart } from './command-routing.js';
-export { RedisProxyError, RedisProxyErrorCode, ReplyText } from './errors.js';
+export { RedisProxyError, RedisProxyErrorCode, RedisProxyErrors, ReplyText } from './errors.js';
 export { DEFAULT_AGENT_KEY_PREFIXES, type KeyRoute, KeyRouter, validateKeyPrefixes } from './key-routing.js';
 export { REPORTED_REDIS_VERSION } from './local-commands.js';
 export { DEFAULT_LIMITS, type LimitName, type ProxyLimits } from './proxy-context.js';

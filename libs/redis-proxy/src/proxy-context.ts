@@ -106,6 +106,6 @@ export interface ProxyContext {
   logger: Logger;
   metrics: ConnectionMetrics;
   /** Set when traces are exported: a span per command sent to an agent. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   nextClientId(): number;
 }

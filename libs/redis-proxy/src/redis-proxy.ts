@@ -60,7 +60,7 @@ export interface RedisProxyOptions {
   /** Connections beyond this are refused with Redis' "max number of clients reached". */
   maxClients?: number;
   /** Set when traces are exported: a span per command sent to an agent. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /** Commands (`name` or `name|subcommand`) relayed beyond the default allow-list. */
   allowCommands?: readonly string[];
 }

@@ -173,7 +173,8 @@ export class ClusterRegistrar {
         logger.info({ agent, secret: name }, 'registered agent as an Argo CD cluster');
         return 'created';
       }
-      body.metadata!.resourceVersion = existing.metadata?.resourceVersion;
+      const resourceVersion = existing.metadata?.resourceVersion;
+      if (resourceVersion !== undefined) body.metadata!.resourceVersion = resourceVersion;
       await this.api.replaceNamespacedSecret({ name, namespace, body });
       this.note(agent, body);
       logger.info(
@@ -239,7 +240,7 @@ export class ClusterRegistrar {
       await this.api.deleteNamespacedSecret({
         name,
         namespace: this.opts.namespace,
-        body: { preconditions: { uid: existing.metadata?.uid } },
+        body: { preconditions: existing.metadata?.uid === undefined ? {} : { uid: existing.metadata.uid } },
       });
     } catch (err) {
       if (status(err) === 404) return 'absent';

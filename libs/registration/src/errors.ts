@@ -1,16 +1,23 @@
-export const RegistrationErrorCode = {
-  API_FAILED: 'REGISTRATION_API_FAILED',
-  INVALID_AGENT: 'REGISTRATION_INVALID_AGENT',
-} as const;
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
+export const RegistrationErrors = defineErrors('@pullplane/registration', {
+  API_FAILED: {
+    code: 'REGISTRATION_API_FAILED',
+    status: 502,
+    message: 'the Kubernetes API refused or failed a cluster Secret call',
+  },
+  INVALID_AGENT: {
+    code: 'REGISTRATION_INVALID_AGENT',
+    status: 400,
+    message: 'the agent name cannot name a cluster',
+  },
+});
+export const RegistrationErrorCode = RegistrationErrors.codes;
 export type RegistrationErrorCode = (typeof RegistrationErrorCode)[keyof typeof RegistrationErrorCode];
 
-export class RegistrationError extends Error {
+export class RegistrationError extends CatalogError<RegistrationErrorCode> {
   override readonly name = 'RegistrationError';
-  constructor(
-    readonly code: RegistrationErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(code: RegistrationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(RegistrationErrors, code, message, options);
   }
 }

@@ -26,4 +26,4 @@ export {
   secretName,
 } from './cluster-secret.js';
 export { agentFromClusterServer, clusterServerUrl } from './cluster-server.js';
-export { RegistrationError, RegistrationErrorCode } from './errors.js';
+export { RegistrationError, RegistrationErrorCode, RegistrationErrors } from './errors.js';

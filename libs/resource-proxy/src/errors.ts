@@ -1,31 +1,85 @@
+import { defineErrors } from '@pullplane/errors';
 import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 
 /**
  * Every answer the proxy itself gives, as a Kubernetes Status. Codes and messages follow the
  * troubleshooting table of the live-resources guide, so operators can search for them.
  */
-export const ProxyError = {
+export const ResourceProxyErrors = defineErrors('@pullplane/resource-proxy', {
   NO_CREDENTIALS: {
-    code: 401,
+    code: 'RESOURCE_PROXY_NO_CREDENTIALS',
+    status: 401,
     reason: 'Unauthorized',
     message: 'no credentials: present a client certificate or a bearer token',
   },
-  BAD_CREDENTIALS: { code: 401, reason: 'Unauthorized', message: 'credentials not accepted' },
-  NOT_BOUND: { code: 403, reason: 'Forbidden', message: 'credentials do not cover this agent' },
-  REVOKED: { code: 403, reason: 'Forbidden', message: 'the agent has been revoked' },
-  BAD_PATH: { code: 400, reason: 'BadRequest', message: 'malformed request path' },
+  BAD_CREDENTIALS: {
+    code: 'RESOURCE_PROXY_BAD_CREDENTIALS',
+    status: 401,
+    reason: 'Unauthorized',
+    message: 'credentials not accepted',
+  },
+  NOT_BOUND: {
+    code: 'RESOURCE_PROXY_NOT_BOUND',
+    status: 403,
+    reason: 'Forbidden',
+    message: 'credentials do not cover this agent',
+  },
+  REVOKED: {
+    code: 'RESOURCE_PROXY_REVOKED',
+    status: 403,
+    reason: 'Forbidden',
+    message: 'the agent has been revoked',
+  },
+  BAD_PATH: {
+    code: 'RESOURCE_PROXY_BAD_PATH',
+    status: 400,
+    reason: 'BadRequest',
+    message: 'malformed request path',
+  },
   UNSUPPORTED: {
-    code: 400,
+    code: 'RESOURCE_PROXY_UNSUPPORTED',
+    status: 400,
     reason: 'BadRequest',
     message: 'exec, attach and port-forward are not supported through the resource proxy',
   },
-  TOO_LARGE: { code: 413, reason: 'RequestEntityTooLarge', message: 'request body exceeds the limit' },
-  NOT_CONNECTED: { code: 502, reason: 'ServiceUnavailable', message: 'Agent is not connected' },
-  TUNNEL_LOST: { code: 502, reason: 'ServiceUnavailable', message: 'the tunnel to the agent was lost' },
-  DISABLED: { code: 503, reason: 'ServiceUnavailable', message: 'resource proxy is disabled on the agent' },
-  TIMEOUT: { code: 504, reason: 'Timeout', message: 'the agent did not answer in time' },
-  CLUSTER_FAILED: { code: 500, reason: 'InternalError', message: 'the cluster API request failed' },
-} as const;
+  TOO_LARGE: {
+    code: 'RESOURCE_PROXY_TOO_LARGE',
+    status: 413,
+    reason: 'RequestEntityTooLarge',
+    message: 'request body exceeds the limit',
+  },
+  NOT_CONNECTED: {
+    code: 'RESOURCE_PROXY_NOT_CONNECTED',
+    status: 502,
+    reason: 'ServiceUnavailable',
+    message: 'Agent is not connected',
+  },
+  TUNNEL_LOST: {
+    code: 'RESOURCE_PROXY_TUNNEL_LOST',
+    status: 502,
+    reason: 'ServiceUnavailable',
+    message: 'the tunnel to the agent was lost',
+  },
+  DISABLED: {
+    code: 'RESOURCE_PROXY_DISABLED',
+    status: 503,
+    reason: 'ServiceUnavailable',
+    message: 'resource proxy is disabled on the agent',
+  },
+  TIMEOUT: {
+    code: 'RESOURCE_PROXY_TIMEOUT',
+    status: 504,
+    reason: 'Timeout',
+    message: 'the agent did not answer in time',
+  },
+  CLUSTER_FAILED: {
+    code: 'RESOURCE_PROXY_CLUSTER_FAILED',
+    status: 500,
+    reason: 'InternalError',
+    message: 'the cluster API request failed',
+  },
+});
+export const ProxyError = ResourceProxyErrors.specs;
 export type ProxyErrorName = keyof typeof ProxyError;
 
 export interface ProxyFailure {
@@ -55,7 +109,7 @@ export function statusBody(f: ProxyFailure): { code: number; body: string } {
   const message =
     f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
   return {
-    code: e.code,
+    code: e.status,
     body: JSON.stringify({
       kind: 'Status',
       apiVersion: 'v1',
@@ -63,7 +117,7 @@ export function statusBody(f: ProxyFailure): { code: number; body: string } {
       status: 'Failure',
       message,
       reason: e.reason,
-      code: e.code,
+      code: e.status,
     }),
   };
 }

@@ -1,4 +1,11 @@
-export { fromTunnelError, ProxyError, type ProxyErrorName, type ProxyFailure, statusBody } from './errors.js';
+export {
+  fromTunnelError,
+  ProxyError,
+  type ProxyErrorName,
+  type ProxyFailure,
+  ResourceProxyErrors,
+  statusBody,
+} from './errors.js';
 export { agentServerUrl, type KubeconfigEntry, renderKubeconfig } from './kubeconfig.js';
 export { type CallerAuthOptions, checkPath, type ResolvedTarget, resolveTarget } from './request-target.js';
 export {

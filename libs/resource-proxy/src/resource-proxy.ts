@@ -50,7 +50,7 @@ export interface ResourceProxyOptions {
    */
   isKnownAgent?: (agent: string) => boolean;
   /** Set when traces are exported: one server span per request. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
 }
 
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;

@@ -1,14 +1,25 @@
-/** Stable codes for every way encoding or decoding RESP can fail. */
-export const RespErrorCode = {
-  /** The peer sent bytes that are not valid RESP (or not a valid command in server mode). */
-  PROTOCOL: 'RESP_PROTOCOL_ERROR',
-  /** The peer announced or sent more than a configured limit allows. */
-  LIMIT_EXCEEDED: 'RESP_LIMIT_EXCEEDED',
-  /** A value handed to the encoder cannot be represented (e.g. a non-integer integer). */
-  INVALID_VALUE: 'RESP_INVALID_VALUE',
-  /** `decodeAll` reached the end of its input in the middle of a value. */
-  INCOMPLETE: 'RESP_INCOMPLETE',
-} as const;
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
+/** Every way encoding or decoding RESP can fail. */
+export const RespErrors = defineErrors('@pullplane/resp', {
+  PROTOCOL: {
+    code: 'RESP_PROTOCOL_ERROR',
+    status: 400,
+    message: 'the peer sent bytes that are not valid RESP (or not a valid command in server mode)',
+  },
+  LIMIT_EXCEEDED: {
+    code: 'RESP_LIMIT_EXCEEDED',
+    status: 413,
+    message: 'the peer announced or sent more than a configured limit allows',
+  },
+  INVALID_VALUE: {
+    code: 'RESP_INVALID_VALUE',
+    status: 500,
+    message: 'a value handed to the encoder cannot be represented (e.g. a non-integer integer)',
+  },
+  INCOMPLETE: { code: 'RESP_INCOMPLETE', status: 400, message: 'the input ended in the middle of a value' },
+});
+export const RespErrorCode = RespErrors.codes;
 export type RespErrorCode = (typeof RespErrorCode)[keyof typeof RespErrorCode];
 
 /** The decoder limit a LIMIT_EXCEEDED error is about (`admit`: the decoder's `admit` hook said no). */
@@ -25,14 +36,14 @@ export type RespLimitName =
  * can answer `-ERR <message>` exactly as Redis would before closing the connection. Limit errors
  * also name the limit, so a server can word its own answer (which setting, before or after AUTH).
  */
-export class RespError extends Error {
+export class RespError extends CatalogError<RespErrorCode> {
   override readonly name = 'RespError';
   constructor(
-    readonly code: RespErrorCode,
+    code: RespErrorCode,
     message: string,
     readonly limit?: RespLimitName,
   ) {
-    super(message);
+    super(RespErrors, code, message);
   }
 }
 

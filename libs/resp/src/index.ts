@@ -18,7 +18,7 @@ export {
   sanitizeLine,
   writeValue,
 } from './encoder.js';
-export { isRespError, RespError, RespErrorCode, type RespLimitName } from './errors.js';
+export { isRespError, RespError, RespErrorCode, RespErrors, type RespLimitName } from './errors.js';
 export { splitInlineArgs } from './inline.js';
 export {
   bulkReply,

@@ -8,7 +8,7 @@ import { RespDecoder, type RespDecoderLimits } from '../src/index.js';
 function rawFrames(input: Buffer, size: number, limits: RespDecoderLimits = {}): string[] {
   const frames: string[] = [];
   let carry: Buffer[] = [];
-  let chunk = Buffer.alloc(0);
+  let chunk: Buffer = Buffer.alloc(0);
   let start = 0;
   const decoder = new RespDecoder({
     ...limits,

@@ -1,18 +1,36 @@
-/** Base class so callers can tell telemetry failures apart by `code`. */
-export class TelemetryError extends Error {
-  readonly code: string;
+import { CatalogError, defineErrors } from '@pullplane/errors';
 
-  constructor(code: string, message: string) {
-    super(message);
+export const TelemetryErrors = defineErrors('@pullplane/telemetry', {
+  METRIC_CONFLICT: {
+    code: 'TELEMETRY_METRIC_CONFLICT',
+    status: 500,
+    message: 'a metric name is already registered with a different type or label set',
+  },
+  DUPLICATE_CHECK: {
+    code: 'TELEMETRY_DUPLICATE_CHECK',
+    status: 500,
+    message: 'a readiness or liveness check with this name already exists',
+  },
+  OPS_SERVER_STATE: {
+    code: 'TELEMETRY_OPS_SERVER_STATE',
+    status: 500,
+    message: 'the ops server was started twice, or its ports read before it listened',
+  },
+});
+export type TelemetryErrorCode = (typeof TelemetryErrors.codes)[keyof typeof TelemetryErrors.codes];
+
+/** Base class so callers can tell telemetry failures apart by `code`. */
+export class TelemetryError extends CatalogError<TelemetryErrorCode> {
+  constructor(code: TelemetryErrorCode, message: string) {
+    super(TelemetryErrors, code, message);
     this.name = 'TelemetryError';
-    this.code = code;
   }
 }
 
 /** A metric name is already registered with a different type or label set. */
 export class MetricConflictError extends TelemetryError {
   constructor(message: string) {
-    super('TELEMETRY_METRIC_CONFLICT', message);
+    super(TelemetryErrors.codes.METRIC_CONFLICT, message);
     this.name = 'MetricConflictError';
   }
 }
@@ -20,7 +38,7 @@ export class MetricConflictError extends TelemetryError {
 /** A readiness or liveness check with this name already exists. */
 export class DuplicateCheckError extends TelemetryError {
   constructor(name: string) {
-    super('TELEMETRY_DUPLICATE_CHECK', `check ${JSON.stringify(name)} is already registered`);
+    super(TelemetryErrors.codes.DUPLICATE_CHECK, `check ${JSON.stringify(name)} is already registered`);
     this.name = 'DuplicateCheckError';
   }
 }
@@ -28,7 +46,7 @@ export class DuplicateCheckError extends TelemetryError {
 /** `listen()` called twice, or ports read before listening. */
 export class OpsServerStateError extends TelemetryError {
   constructor(message: string) {
-    super('TELEMETRY_OPS_SERVER_STATE', message);
+    super(TelemetryErrors.codes.OPS_SERVER_STATE, message);
     this.name = 'OpsServerStateError';
   }
 }

@@ -1,5 +1,11 @@
 export { AgentCounterChildren, UNKNOWN_AGENT_LABEL } from './agent-label-children.js';
-export { DuplicateCheckError, MetricConflictError, OpsServerStateError, TelemetryError } from './errors.js';
+export {
+  DuplicateCheckError,
+  MetricConflictError,
+  OpsServerStateError,
+  TelemetryError,
+  TelemetryErrors,
+} from './errors.js';
 export {
   type CheckReport,
   type CheckResult,

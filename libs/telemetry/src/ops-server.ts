@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { OpsServerStateError } from './errors.js';
@@ -42,8 +43,18 @@ export interface OpsServer {
 }
 
 type Route = '/healthz' | '/readyz' | '/metrics';
+interface Answer {
+  status: number;
+  type: string;
+  body: string;
+}
+const TEXT = 'text/plain; charset=utf-8';
+const OTHER_METHODS = ['DELETE', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
 
-/** `/healthz`, `/readyz` and `/metrics` on plain node:http, on one or two ports. */
+/**
+ * `/healthz`, `/readyz` and `/metrics` served by fastify, on one or two ports. (The streaming
+ * forwarders stay on node:http: see the README's bench:http-front table.)
+ */
 export function createOpsServer(opts: OpsServerOptions): OpsServer {
   const timeout = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const readiness = new HealthChecks(timeout);
@@ -51,11 +62,13 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
   const log = opts.logger;
   let shuttingDown = false;
   let lastReady: boolean | undefined;
-  let servers: Server[] | undefined;
+  let apps: FastifyInstance[] | undefined;
 
-  const sendJson = (res: ServerResponse, status: number, body: unknown) => {
-    send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(body)}\n`);
-  };
+  const json = (status: number, body: unknown): Answer => ({
+    status,
+    type: 'application/json; charset=utf-8',
+    body: `${JSON.stringify(body)}\n`,
+  });
 
   const noteReadiness = (report: CheckReport) => {
     // Log transitions only: probes arrive every few seconds.
@@ -65,46 +78,50 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
     else log.warn({ checks: failing(report) }, 'not ready');
   };
 
-  const handlers: Record<Route, (res: ServerResponse) => Promise<void>> = {
-    '/healthz': async (res) => {
+  const handlers: Record<Route, () => Promise<Answer>> = {
+    '/healthz': async () => {
       const report = await liveness.run();
-      if (report.ok) send(res, 200, 'text/plain; charset=utf-8', 'ok');
-      else sendJson(res, 503, { status: 'unhealthy', checks: report.checks });
+      return report.ok
+        ? { status: 200, type: TEXT, body: 'ok' }
+        : json(503, { status: 'unhealthy', checks: report.checks });
     },
-    '/readyz': async (res) => {
-      if (shuttingDown) {
-        sendJson(res, 503, { status: 'shutting down', checks: {} });
-        return;
-      }
+    '/readyz': async () => {
+      if (shuttingDown) return json(503, { status: 'shutting down', checks: {} });
       const report = await readiness.run();
       if (!shuttingDown) noteReadiness(report);
       const ok = report.ok && !shuttingDown;
-      sendJson(res, ok ? 200 : 503, {
+      return json(ok ? 200 : 503, {
         status: ok ? 'ready' : shuttingDown ? 'shutting down' : 'not ready',
         checks: report.checks,
       });
     },
-    '/metrics': async (res) => {
-      send(res, 200, opts.registry.contentType, await opts.registry.metrics());
-    },
+    '/metrics': async () => ({
+      status: 200,
+      type: opts.registry.contentType,
+      body: await opts.registry.metrics(),
+    }),
   };
 
-  const handlerFor = (routes: readonly Route[]) => (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0] as Route;
-    if (!routes.includes(path)) {
-      send(res, 404, 'text/plain; charset=utf-8', 'not found');
-      return;
+  const build = (routes: readonly Route[]): FastifyInstance => {
+    const app = Fastify({ logger: false });
+    const reply = (r: FastifyReply, a: Answer) =>
+      r.code(a.status).header('content-type', a.type).header('cache-control', 'no-store').send(a.body);
+    for (const route of routes) {
+      // GET, and the HEAD route fastify derives from it (headers only).
+      app.get(route, async (_req, r) => reply(r, await handlers[route]()));
+      app.route({
+        method: [...OTHER_METHODS],
+        url: route,
+        handler: async (_req, r) =>
+          reply(r.header('allow', 'GET, HEAD'), { status: 405, type: TEXT, body: 'method not allowed' }),
+      });
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      send(res, 405, 'text/plain; charset=utf-8', 'method not allowed');
-      return;
-    }
-    handlers[path](res).catch((err: unknown) => {
-      log.error({ err, path }, 'ops endpoint failed');
-      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error');
-      else res.destroy();
+    app.setNotFoundHandler(async (_req, r) => reply(r, { status: 404, type: TEXT, body: 'not found' }));
+    app.setErrorHandler(async (err, req, r) => {
+      log.error({ err, path: req.url }, 'ops endpoint failed');
+      return reply(r, { status: 500, type: TEXT, body: 'internal error' });
     });
+    return app;
   };
 
   return {
@@ -119,7 +136,7 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
       return shuttingDown;
     },
     async listen() {
-      if (servers) throw new OpsServerStateError('ops server is already listening');
+      if (apps) throw new OpsServerStateError('ops server is already listening');
       const single = opts.healthzPort === opts.metricsPort;
       const plan: [number, readonly Route[]][] = single
         ? [[opts.healthzPort, ['/healthz', '/readyz', '/metrics']]]
@@ -127,34 +144,32 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
             [opts.healthzPort, ['/healthz', '/readyz']],
             [opts.metricsPort, ['/metrics']],
           ];
-      servers = plan.map(([, routes]) => createServer(handlerFor(routes)));
+      const started = plan.map(([, routes]) => build(routes));
+      apps = started;
       try {
-        const ports = await Promise.all(servers.map((s, i) => bind(s, opts.host, plan[i]?.[0] ?? 0)));
+        const ports = await Promise.all(
+          started.map(async (app, i) => {
+            await app.ready();
+            // node's own binding rules (all interfaces, IPv4 and IPv6, when no host is given).
+            return bind(app.server, opts.host, plan[i]?.[0] ?? 0);
+          }),
+        );
         const address = { healthzPort: ports[0] ?? 0, metricsPort: ports[single ? 0 : 1] ?? 0 };
         log.info({ host: opts.host ?? '*', ...address }, 'ops server listening');
         return address;
       } catch (err) {
-        await closeAll(servers);
-        servers = undefined;
+        await Promise.all(started.map(closeApp));
+        apps = undefined;
         throw err;
       }
     },
     async close() {
-      if (!servers) return;
-      const closing = servers;
-      servers = undefined;
-      await closeAll(closing);
+      if (!apps) return;
+      const closing = apps;
+      apps = undefined;
+      await Promise.all(closing.map(closeApp));
     },
   };
-}
-
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
-  res.writeHead(status, {
-    'Content-Type': contentType,
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
 function failing(report: CheckReport): Record<string, string> {
@@ -173,19 +188,14 @@ function bind(server: Server, host: string | undefined, port: number): Promise<n
   });
 }
 
-function closeAll(servers: readonly Server[]): Promise<void> {
-  return Promise.all(
-    servers.map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          if (!s.listening) {
-            resolve();
-            return;
-          }
-          s.close(() => resolve());
-          // Probe clients keep connections alive; don't let them hold up shutdown.
-          s.closeAllConnections();
-        }),
-    ),
-  ).then(() => undefined);
+/** Stops listening (probe clients keep connections alive: they must not hold up shutdown), then fastify. */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const server = app.server;
+  if (server.listening) {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+  await app.close();
 }

@@ -59,7 +59,11 @@ describe('@kubernetes/client-node against the fake API server', () => {
     let pages = 0;
     const versions = new Set<string | undefined>();
     do {
-      const list = await core.listNamespacedPod({ namespace: 'cn', limit: 3, _continue: token });
+      const list = await core.listNamespacedPod({
+        namespace: 'cn',
+        limit: 3,
+        ...(token === undefined ? {} : { _continue: token }),
+      });
       versions.add(list.metadata?.resourceVersion);
       names.push(...list.items.map((p) => p.metadata?.name ?? ''));
       token = list.metadata?._continue;
@@ -100,8 +104,14 @@ describe('@kubernetes/client-node against the fake API server', () => {
 
   it('server-side applies through KubernetesObjectApi', async () => {
     const objects = KubernetesObjectApi.makeApiClient(kc);
+    const spec: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ssa', namespace: 'cn' },
+      data: { k: 'v' },
+    };
     const applied = await objects.patch(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: 'cn' }, data: { k: 'v' } },
+      spec,
       undefined,
       undefined,
       'my-controller',

@@ -1,21 +1,29 @@
-export const MaterialErrorCode = {
-  /** The file or Secret is missing, or lacks a key. */
-  NOT_FOUND: 'TLS_MATERIAL_NOT_FOUND',
-  /** The content is not what it should be (not PEM, key does not match the certificate…). */
-  INVALID: 'TLS_MATERIAL_INVALID',
-  /** The Kubernetes API refused or could not be reached. */
-  UNAVAILABLE: 'TLS_MATERIAL_UNAVAILABLE',
-} as const;
+import { CatalogError, defineErrors } from '@pullplane/errors';
+
+export const MaterialErrors = defineErrors('@pullplane/tls-material', {
+  NOT_FOUND: {
+    code: 'TLS_MATERIAL_NOT_FOUND',
+    status: 500,
+    message: 'the file or Secret is missing, or lacks a key',
+  },
+  INVALID: {
+    code: 'TLS_MATERIAL_INVALID',
+    status: 500,
+    message: 'the material is not what it should be (not PEM, key does not match the certificate…)',
+  },
+  UNAVAILABLE: {
+    code: 'TLS_MATERIAL_UNAVAILABLE',
+    status: 503,
+    message: 'the Kubernetes API refused or could not be reached',
+  },
+});
+export const MaterialErrorCode = MaterialErrors.codes;
 export type MaterialErrorCode = (typeof MaterialErrorCode)[keyof typeof MaterialErrorCode];
 
 /** TLS material or a signing key that cannot be used; the message names where it came from. */
-export class MaterialError extends Error {
+export class MaterialError extends CatalogError<MaterialErrorCode> {
   override readonly name = 'MaterialError';
-  constructor(
-    readonly code: MaterialErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  constructor(code: MaterialErrorCode, message: string, options?: { cause?: unknown }) {
+    super(MaterialErrors, code, message, options);
   }
 }

@@ -1,5 +1,5 @@
 export { clientNode, clientNodeLoaded } from './client-node.js';
-export { MaterialError, MaterialErrorCode } from './errors.js';
+export { MaterialError, MaterialErrorCode, MaterialErrors } from './errors.js';
 export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
 export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';
 export {

@@ -22,7 +22,7 @@ function tracer() {
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({
     sampler: new AlwaysOnSampler(),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
   return { tracer: provider.getTracer('test'), exporter };
 }

@@ -1,17 +1,35 @@
+import { CatalogError, defineErrors } from '@pullplane/errors';
 import { ResetCode } from '@pullplane/proto';
 
-/** Stable codes for every way a logical stream or tunnel can fail. */
-export const TunnelErrorCode = {
-  CANCELLED: 'TUNNEL_STREAM_CANCELLED',
-  INTERNAL: 'TUNNEL_STREAM_INTERNAL',
-  FLOW_CONTROL: 'TUNNEL_FLOW_CONTROL',
-  PROTOCOL: 'TUNNEL_PROTOCOL',
-  REFUSED: 'TUNNEL_STREAM_REFUSED',
-  UNAVAILABLE: 'TUNNEL_UNAVAILABLE',
-  NOT_FOUND: 'TUNNEL_AGENT_NOT_FOUND',
-  DEADLINE_EXCEEDED: 'TUNNEL_DEADLINE_EXCEEDED',
-  GOING_AWAY: 'TUNNEL_GOING_AWAY',
-} as const;
+/** Every way a logical stream or tunnel can fail. */
+export const TunnelErrors = defineErrors('@pullplane/tunnel', {
+  CANCELLED: { code: 'TUNNEL_STREAM_CANCELLED', status: 499, message: 'the requester gave up on the stream' },
+  INTERNAL: {
+    code: 'TUNNEL_STREAM_INTERNAL',
+    status: 500,
+    message: 'the far side failed while serving the stream',
+  },
+  FLOW_CONTROL: {
+    code: 'TUNNEL_FLOW_CONTROL',
+    status: 502,
+    message: 'the peer sent more data than the stream window allowed',
+  },
+  PROTOCOL: { code: 'TUNNEL_PROTOCOL', status: 502, message: 'the peer broke the tunnel protocol' },
+  REFUSED: {
+    code: 'TUNNEL_STREAM_REFUSED',
+    status: 503,
+    message: 'the agent does not serve this kind of stream',
+  },
+  UNAVAILABLE: { code: 'TUNNEL_UNAVAILABLE', status: 502, message: 'the tunnel to the agent was lost' },
+  NOT_FOUND: { code: 'TUNNEL_AGENT_NOT_FOUND', status: 502, message: 'the agent is not connected' },
+  DEADLINE_EXCEEDED: {
+    code: 'TUNNEL_DEADLINE_EXCEEDED',
+    status: 504,
+    message: 'the agent did not answer in time',
+  },
+  GOING_AWAY: { code: 'TUNNEL_GOING_AWAY', status: 503, message: 'the tunnel is closing: no new streams' },
+});
+export const TunnelErrorCode = TunnelErrors.codes;
 export type TunnelErrorCode = (typeof TunnelErrorCode)[keyof typeof TunnelErrorCode];
 
 const byReset: Record<number, TunnelErrorCode> = {
@@ -37,13 +55,10 @@ const toReset: Record<TunnelErrorCode, ResetCode> = {
   [TunnelErrorCode.GOING_AWAY]: ResetCode.UNAVAILABLE,
 };
 
-export class TunnelError extends Error {
+export class TunnelError extends CatalogError<TunnelErrorCode> {
   override readonly name = 'TunnelError';
-  constructor(
-    readonly code: TunnelErrorCode,
-    message: string,
-  ) {
-    super(message);
+  constructor(code: TunnelErrorCode, message: string) {
+    super(TunnelErrors, code, message);
   }
 
   static fromReset(code: ResetCode, message: string): TunnelError {

@@ -1,4 +1,4 @@
-export { isTunnelError, TunnelError, TunnelErrorCode } from './errors.js';
+export { isTunnelError, TunnelError, TunnelErrorCode, TunnelErrors } from './errors.js';
 export {
   duplexFrameSink,
   FrameBatcher,

@@ -41,7 +41,7 @@ export interface MultiplexerOptions {
    */
   windowBudget?: WindowBudget;
   /** Called for each stream the peer opens. Without it, peer opens are refused. */
-  onStream?: (stream: LogicalStream) => void;
+  onStream?: ((stream: LogicalStream) => void) | undefined;
 }
 
 /** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */

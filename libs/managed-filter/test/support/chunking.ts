@@ -93,7 +93,10 @@ export class ManualSource implements AsyncIterable<Buffer> {
 }
 
 /** Resolves with the next value, or 'pending' if none arrives within a few event-loop turns. */
-export async function nextOrPending<T>(it: AsyncIterator<T>, pending: { p?: Promise<IteratorResult<T>> }) {
+export async function nextOrPending<T>(
+  it: AsyncIterator<T>,
+  pending: { p?: Promise<IteratorResult<T>> | undefined },
+) {
   pending.p ??= it.next();
   const p = pending.p;
   const timeout = new Promise<'pending'>((r) => setTimeout(() => r('pending'), 20));

@@ -144,7 +144,7 @@ function depthCheck(depth: number, type: string): void {
  * otherwise skipped and kept in $unknown, as protobuf-es does.
  */
 function other(
-  m: { $unknown?: UnknownField[] },
+  m: { $unknown?: UnknownField[] | undefined },
   t: number,
   end: number,
   known: number,

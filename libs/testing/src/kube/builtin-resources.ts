@@ -239,14 +239,14 @@ export interface CustomResourceOptions {
   version: string;
   kind: string;
   /** Defaults to lower-case kind + "s". */
-  plural?: string;
-  singular?: string;
-  namespaced?: boolean;
-  shortNames?: string[];
-  categories?: string[];
-  additionalPrinterColumns?: CrdPrinterColumn[];
-  statusSubresource?: boolean;
-  scaleSubresource?: boolean;
+  plural?: string | undefined;
+  singular?: string | undefined;
+  namespaced?: boolean | undefined;
+  shortNames?: string[] | undefined;
+  categories?: string[] | undefined;
+  additionalPrinterColumns?: CrdPrinterColumn[] | undefined;
+  statusSubresource?: boolean | undefined;
+  scaleSubresource?: boolean | undefined;
 }
 
 /** Registers a custom resource type (as if its CRD were installed). */

@@ -30,9 +30,9 @@ export interface RequestLog {
   headers: IncomingHttpHeaders;
   time: number;
   /** Client certificate CN, or "token" for bearer-token requests; undefined when anonymous. */
-  user?: string;
+  user?: string | undefined;
   /** Response status, filled in once the response has been sent. */
-  status?: number;
+  status?: number | undefined;
 }
 
 export interface FaultRequest {
@@ -55,32 +55,32 @@ export interface FakeKubeTlsOptions {
   cert: string;
   key: string;
   /** CA that signed `cert`, written into kubeconfig() output. */
-  ca?: string;
+  ca?: string | undefined;
   /** When set, client certificates signed by this CA authenticate requests (CN = user). */
-  clientCa?: string;
+  clientCa?: string | undefined;
 }
 
 export interface FakeKubeApiServerOptions {
-  host?: string;
-  port?: number;
-  tls?: FakeKubeTlsOptions;
+  host?: string | undefined;
+  port?: number | undefined;
+  tls?: FakeKubeTlsOptions | undefined;
   /** When set, requests need `Authorization: Bearer <token>` (or a valid client certificate). */
-  token?: string;
+  token?: string | undefined;
   /** Reported by /version (default v1.30.4). */
-  gitVersion?: string;
+  gitVersion?: string | undefined;
   /** Added before every response. */
-  latencyMs?: number;
-  fault?: FaultHook;
+  latencyMs?: number | undefined;
+  fault?: FaultHook | undefined;
   /** Watch history length; older resourceVersions get 410 Expired (default 5000 changes). */
-  historySize?: number;
+  historySize?: number | undefined;
   /** Interval of BOOKMARK events for watches that allow them (default 1000 ms). */
-  bookmarkIntervalMs?: number;
+  bookmarkIntervalMs?: number | undefined;
   /** Answer aggregated discovery when asked (default true); false forces the legacy per-group requests. */
-  aggregatedDiscovery?: boolean;
+  aggregatedDiscovery?: boolean | undefined;
   /** Request log ring size (default 10000). */
-  maxRequestLog?: number;
+  maxRequestLog?: number | undefined;
   /** Server-side watch timeout when the client sets none (default 1800 s). */
-  defaultWatchTimeoutSeconds?: number;
+  defaultWatchTimeoutSeconds?: number | undefined;
 }
 
 export interface FakeKubeApiServer {

@@ -7,8 +7,8 @@ import { clone, type KubeObject, type ObjectRef } from './types.js';
 export interface StoreListFilter {
   apiVersion: string;
   kind: string;
-  namespace?: string;
-  labelSelector?: string;
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
 }
 
 /**

@@ -8,8 +8,8 @@ export class PatchFormatError extends Error {}
 interface Operation {
   op: string;
   path: string;
-  from?: string;
-  value?: unknown;
+  from?: string | undefined;
+  value?: unknown | undefined;
 }
 
 function parsePointer(pointer: string): string[] {

@@ -27,23 +27,23 @@ export const PATCH_CONTENT_TYPES: Record<string, PatchType> = {
 
 export interface WriteOptions {
   /** Field manager recorded in managedFields (query `fieldManager`, else derived from User-Agent). */
-  manager?: string;
-  dryRun?: boolean;
+  manager?: string | undefined;
+  dryRun?: boolean | undefined;
   /** `status` for writes through the status subresource. */
-  subresource?: string;
+  subresource?: string | undefined;
 }
 
 export interface PatchOptions extends WriteOptions {
   /** Server-side apply: take ownership of conflicting fields. */
-  force?: boolean;
+  force?: boolean | undefined;
   /** Whether the fieldManager query parameter was given (required for apply). */
-  explicitManager?: boolean;
+  explicitManager?: boolean | undefined;
 }
 
 export interface DeleteOptions {
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  dryRun?: boolean;
-  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' | undefined;
+  dryRun?: boolean | undefined;
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
 }
 
 /**

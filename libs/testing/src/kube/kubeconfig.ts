@@ -2,19 +2,19 @@ import { stringify } from 'yaml';
 
 export interface KubeconfigOptions {
   /** API server URL (defaults to the fake server's). */
-  server?: string;
+  server?: string | undefined;
   /** Bearer token for the user entry. */
-  token?: string;
+  token?: string | undefined;
   /** PEM client certificate and key for the user entry. */
-  clientCert?: string;
-  clientKey?: string;
+  clientCert?: string | undefined;
+  clientKey?: string | undefined;
   /** PEM CA bundle that signed the server certificate. */
-  caCert?: string;
-  insecureSkipTlsVerify?: boolean;
+  caCert?: string | undefined;
+  insecureSkipTlsVerify?: boolean | undefined;
   /** Default namespace of the context. */
-  namespace?: string;
+  namespace?: string | undefined;
   /** Context/cluster/user name (default "fake"). */
-  name?: string;
+  name?: string | undefined;
 }
 
 const b64 = (pem: string) => Buffer.from(pem).toString('base64');

@@ -4,11 +4,11 @@ import { findBinary, makeTempDir } from '../launchers/processes.js';
 export interface KubectlOptions {
   kubeconfig: string;
   /** Kill after this long (default 20 s). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Written to stdin (e.g. a manifest for `apply -f -`). */
-  input?: string;
+  input?: string | undefined;
   /** Discovery cache directory; defaults to one fresh directory per test process. */
-  cacheDir?: string;
+  cacheDir?: string | undefined;
 }
 
 export interface KubectlResult {

@@ -5,20 +5,20 @@ import { errors, StatusError } from './status.js';
 import type { KubeObject } from './types.js';
 
 export interface ListQuery {
-  namespace?: string;
+  namespace?: string | undefined;
   labelSelector: LabelSelector;
   fieldSelector: FieldSelector;
-  limit?: number;
-  continueToken?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
+  limit?: number | undefined;
+  continueToken?: string | undefined;
+  resourceVersion?: string | undefined;
+  resourceVersionMatch?: string | undefined;
 }
 
 export interface ListResult {
   items: KubeObject[];
   resourceVersion: string;
-  continueToken?: string;
-  remainingItemCount?: number;
+  continueToken?: string | undefined;
+  remainingItemCount?: number | undefined;
 }
 
 interface ContinueState {

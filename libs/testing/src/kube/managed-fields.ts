@@ -25,7 +25,7 @@ interface Manager {
   operation: 'Apply' | 'Update';
   apiVersion: string;
   time: string;
-  subresource?: string;
+  subresource?: string | undefined;
   paths: Set<string>;
 }
 
@@ -74,7 +74,7 @@ export interface ApplyOptions {
   manager: string;
   force: boolean;
   apiVersion: string;
-  subresource?: string;
+  subresource?: string | undefined;
 }
 
 /**
@@ -159,7 +159,7 @@ function usingSuffix(m: Manager): string {
 export interface UpdateOptions {
   manager: string;
   apiVersion: string;
-  subresource?: string;
+  subresource?: string | undefined;
 }
 
 /**

@@ -8,7 +8,7 @@ export interface StoreEvent {
   type: WatchEventType;
   typeKey: string;
   object: KubeObject;
-  previous?: KubeObject;
+  previous?: KubeObject | undefined;
 }
 
 export type StoreListener = (event: StoreEvent) => void;

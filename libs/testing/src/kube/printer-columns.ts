@@ -334,9 +334,9 @@ export interface CrdPrinterColumn {
   name: string;
   type: string;
   jsonPath: string;
-  priority?: number;
-  description?: string;
-  format?: string;
+  priority?: number | undefined;
+  description?: string | undefined;
+  format?: string | undefined;
 }
 
 /** additionalPrinterColumns of a CRD; Age is appended like the real server does. */

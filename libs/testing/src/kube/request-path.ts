@@ -4,9 +4,9 @@ import type { ResourceRegistry, ResourceType } from './resource-registry.js';
 export interface ResourceRoute {
   kind: 'resource';
   type: ResourceType;
-  namespace?: string;
-  name?: string;
-  subresource?: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  subresource?: string | undefined;
   /** Legacy `/watch/` path prefix was used. */
   legacyWatch: boolean;
 }

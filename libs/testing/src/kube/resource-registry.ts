@@ -4,10 +4,10 @@ import type { KubeObject } from './types.js';
 export interface PrinterColumn {
   name: string;
   type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
-  format?: string;
-  description?: string;
+  format?: string | undefined;
+  description?: string | undefined;
   /** 0 = always shown; > 0 only with `-o wide`. */
-  priority?: number;
+  priority?: number | undefined;
   cell(obj: KubeObject, now: number): unknown;
 }
 
@@ -31,7 +31,7 @@ export interface ResourceType {
   /** Table columns after Name (Age included where the real server shows it). */
   columns: PrinterColumn[];
   /** Objects created through the API get this status instead of the one sent (status subresource semantics). */
-  initialStatus?: () => Record<string, unknown>;
+  initialStatus?: (() => Record<string, unknown>) | undefined;
 }
 
 export type ResourceTypeInit = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'namespaced'> &

@@ -8,15 +8,15 @@ export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 
 export interface SeedArgoDemoOptions {
   /** Namespace of the workloads (default "demo"). */
-  namespace?: string;
+  namespace?: string | undefined;
   /** Argo CD application names; each gets a Deployment + Service (default guestbook, podinfo). */
-  apps?: string[];
+  apps?: string[] | undefined;
   /** Pods per Deployment (default 2). */
-  replicas?: number;
+  replicas?: number | undefined;
   /** Where the Application objects go; null to create none (default "argocd"). */
-  applicationNamespace?: string | null;
+  applicationNamespace?: string | null | undefined;
   /** Node the pods run on (default "fake-node-1", created if missing). */
-  nodeName?: string;
+  nodeName?: string | undefined;
 }
 
 export interface SeededApp {
@@ -25,7 +25,7 @@ export interface SeededApp {
   replicaSet: ObjectRef;
   pods: ObjectRef[];
   service: ObjectRef;
-  application?: ObjectRef;
+  application?: ObjectRef | undefined;
 }
 
 export interface SeededArgoDemo {

@@ -22,18 +22,18 @@ export type StatusReason =
   | 'ServiceUnavailable';
 
 export interface StatusCause {
-  type?: string;
-  message?: string;
-  field?: string;
+  type?: string | undefined;
+  message?: string | undefined;
+  field?: string | undefined;
 }
 
 export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  causes?: StatusCause[];
-  retryAfterSeconds?: number;
+  name?: string | undefined;
+  group?: string | undefined;
+  kind?: string | undefined;
+  uid?: string | undefined;
+  causes?: StatusCause[] | undefined;
+  retryAfterSeconds?: number | undefined;
 }
 
 export interface KubeStatus {
@@ -41,9 +41,9 @@ export interface KubeStatus {
   apiVersion: 'v1';
   metadata: Record<string, never>;
   status: 'Failure' | 'Success';
-  message?: string;
-  reason?: StatusReason;
-  details?: StatusDetails;
+  message?: string | undefined;
+  reason?: StatusReason | undefined;
+  details?: StatusDetails | undefined;
   code: number;
 }
 

@@ -5,8 +5,8 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 export interface TableListMeta {
   resourceVersion: string;
-  continue?: string;
-  remainingItemCount?: number;
+  continue?: string | undefined;
+  remainingItemCount?: number | undefined;
 }
 
 const NAME_COLUMN = {

@@ -5,35 +5,35 @@ export interface OwnerReference {
   kind: string;
   name: string;
   uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
+  controller?: boolean | undefined;
+  blockOwnerDeletion?: boolean | undefined;
 }
 
 export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
-  time?: string;
+  time?: string | undefined;
   fieldsType: 'FieldsV1';
   fieldsV1: Record<string, unknown>;
-  subresource?: string;
+  subresource?: string | undefined;
 }
 
 export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  managedFields?: ManagedFieldsEntry[];
+  name?: string | undefined;
+  generateName?: string | undefined;
+  namespace?: string | undefined;
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
+  generation?: number | undefined;
+  creationTimestamp?: string | undefined;
+  deletionTimestamp?: string | undefined;
+  deletionGracePeriodSeconds?: number | undefined;
+  labels?: Record<string, string> | undefined;
+  annotations?: Record<string, string> | undefined;
+  ownerReferences?: OwnerReference[] | undefined;
+  finalizers?: string[] | undefined;
+  managedFields?: ManagedFieldsEntry[] | undefined;
   [key: string]: unknown;
 }
 
@@ -48,7 +48,7 @@ export interface KubeObject {
 export interface ObjectRef {
   apiVersion: string;
   kind: string;
-  namespace?: string;
+  namespace?: string | undefined;
   name: string;
 }
 
