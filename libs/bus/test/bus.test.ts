@@ -134,7 +134,9 @@ describe.each(factories)('%s bus', (_kind, factory) => {
 
   it('refuses agent names that are not DNS labels', async () => {
     const { a } = await factory();
-    if (a.kind === 'nats') await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);
+    await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);
+    await expect(a.presence.put(record('Agent.A', 's'))).rejects.toThrow(/DNS label/);
+    expect(await a.presence.list()).toEqual([]);
     await a.close();
   });
 });
