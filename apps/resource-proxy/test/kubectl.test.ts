@@ -162,8 +162,15 @@ describe('kubectl through the resource proxy', () => {
       kind: 'ConfigMap',
       metadata: { name: 'hand-made', namespace: 'demo' },
     });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(watch.stdout()).not.toMatch(/unmanaged-config|hand-made/);
+    // A managed object put afterwards: once its event shows, the watch has passed the
+    // unmanaged one (events come in resourceVersion order), so its absence is proven.
+    h.cluster.store.put({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'later-managed', namespace: 'demo', annotations: tracked },
+    });
+    await watch.waitFor(/ADDED\s+later-managed/);
+    expect(watch.stdout()).not.toMatch(/unmanaged-config|\shand-made\s/);
     expect(h.cluster.activeWatches()).toBe(before + 1);
     await watch.stop();
     await until(() => h.cluster.activeWatches() === before);
