@@ -26,7 +26,7 @@ async function until(cond: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }
 
@@ -187,8 +187,10 @@ describe('kubectl through the resource proxy', () => {
     await logs.waitFor('first line');
     h.cluster.store.appendPodLog('demo', name, 'second line');
     await logs.waitFor('second line');
+    expect(logs.stdout()).toMatch(/first line\nsecond line\n$/);
     await logs.stop();
     await until(() => h.cluster.activeLogFollows() === 0);
+    expect(h.cluster.activeLogFollows()).toBe(0);
   });
 
   it('applies server-side, patches with every patch type, and deletes', async () => {

@@ -39,7 +39,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 10_000;
   while (!routing.router.lookup('agent-d')) {
     if (Date.now() > deadline) throw new Error('agent-d never appeared in presence');
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 25)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }, 60_000);
 
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', async () => {
-  while (!agent.ready || !routing.router.lookup('agent-d')) await new Promise((r) => setTimeout(r, 20));
+  while (!agent.ready || !routing.router.lookup('agent-d')) await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   const holderId = agent.connector.session!.gatewayId;
   const holder = gateways.find((g) => g.gatewayId === holderId)!;
   const other = gateways.find((g) => g !== holder)!;
