@@ -272,7 +272,8 @@ describe('streaming', () => {
   it('carries a WebSocket both ways and closes it from either side', async () => {
     const ws = new WebSocket(`wss://127.0.0.1:${s.proxyPort}/metrics/api/live/ws`, {
       ca: s.pki.ca.certPem,
-      servername: 'localhost',
+      // ws hands TLS options on to tls.connect, whose servername its types do not list.
+      ...{ servername: 'localhost' },
       cert: s.argocdCert.certPem,
       key: s.argocdCert.keyPem,
       headers: argocdHeaders({ name: 'agent-b' }),
@@ -297,7 +298,8 @@ describe('streaming', () => {
   it('refuses a WebSocket from a caller that is not the Argo CD server', async () => {
     const ws = new WebSocket(`wss://127.0.0.1:${s.proxyPort}/metrics/ws`, {
       ca: s.pki.ca.certPem,
-      servername: 'localhost',
+      // ws hands TLS options on to tls.connect, whose servername its types do not list.
+      ...{ servername: 'localhost' },
       headers: argocdHeaders({ name: 'agent-b' }),
     });
     const status = await new Promise<number>((resolve) =>

@@ -56,7 +56,7 @@ describe('CachedTokenVerifier', () => {
     expect(await code(cache.verify(token))).toBe('accepted');
     expect(calls.n).toBe(1);
     clock += 1_000;
-    expect(await code(cache.verify(token))).toBe(TokenErrorCode.Expired);
+    expect(await code(cache.verify(token))).toBe(TokenErrorCode.EXPIRED);
     expect([calls.n, cache.size]).toEqual([2, 0]);
   });
 
@@ -69,10 +69,10 @@ describe('CachedTokenVerifier', () => {
     await cache.verify(one);
     await cache.verify(two);
     denyList.deny({ kind: 'token', jti: (await authority.verify(one)).jti });
-    expect(await code(cache.verify(one))).toBe(TokenErrorCode.Revoked);
+    expect(await code(cache.verify(one))).toBe(TokenErrorCode.REVOKED);
     expect(await code(cache.verify(two))).toBe('accepted');
     denyList.deny({ kind: 'agent', agent: 'other-caller' });
-    expect(await code(cache.verify(two))).toBe(TokenErrorCode.Revoked);
+    expect(await code(cache.verify(two))).toBe(TokenErrorCode.REVOKED);
   });
 
   it('forgets tokens by jti, by agent, and all of them when the key changes', async () => {
@@ -120,13 +120,13 @@ describe('CachedTokenVerifier', () => {
     const cache = new CachedTokenVerifier(inner, { now });
     const stranger = await TokenAuthority.generate({ audience: 'resource-proxy' });
     const forged = await stranger.issue('caller-a', { ttlSeconds: 600 });
-    expect(await code(cache.verify(forged))).toBe(TokenErrorCode.BadSignature);
-    expect(await code(cache.verify(forged))).toBe(TokenErrorCode.BadSignature);
+    expect(await code(cache.verify(forged))).toBe(TokenErrorCode.BAD_SIGNATURE);
+    expect(await code(cache.verify(forged))).toBe(TokenErrorCode.BAD_SIGNATURE);
     expect(calls.n).toBe(2);
     const token = await authority.issue('caller-a', { ttlSeconds: 600 });
     await cache.verify(token);
     expect(await code(cache.verify(token, { audience: 'stream-gateway' }))).toBe(
-      TokenErrorCode.WrongAudience,
+      TokenErrorCode.WRONG_AUDIENCE,
     );
   });
 
