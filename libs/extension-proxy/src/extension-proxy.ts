@@ -9,6 +9,7 @@ import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import {
   bridgeUpgraded,
   isTunnelError,
+  readBuffered,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -262,9 +263,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     res.writeHead(head.status, out);
     // Body bytes that came with the head (often all of a small response) leave in the same
     // write as the status line; the 'data' and 'end' events would come ticks later.
-    const inline: Buffer[] = [];
-    for (let c: Buffer | null; (c = stream.read() as Buffer | null) !== null; ) inline.push(c);
-    const body = inline.length === 1 ? inline[0]! : Buffer.concat(inline);
+    const body = readBuffered(stream);
     bytesOut += body.length;
     if (stream.inputEnded && stream.readableLength === 0) {
       res.end(body);

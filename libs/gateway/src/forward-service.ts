@@ -7,6 +7,7 @@ import {
   type FrameSink,
   forEachFrame,
   isTunnelError,
+  readBuffered,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -172,10 +173,8 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
       // What came with the head (often all of a small response) leaves with it as one message.
       // The 'data' and 'end' events come ticks later, after the batcher has written the head
       // alone: the proxy would get head, body and end as three messages, three turns.
-      const inline: Buffer[] = [];
-      for (let c: Buffer | null; (c = stream.read() as Buffer | null) !== null; ) inline.push(c);
+      const body = readBuffered(stream);
       const done = stream.inputEnded && stream.readableLength === 0;
-      const body = inline.length === 1 ? inline[0]! : Buffer.concat(inline);
       sink.send(
         frame({
           case: 'responseHead',
