@@ -202,7 +202,7 @@ async function row(name, url, headers) {
     for (const [k, pid] of Object.entries(ours)) peak[k] = Math.max(peak[k], rss(pid));
   }, 100);
   const { stdout } = await run(wrk, [
-    '-t2',
+    `-t${Math.min(2, CONNECTIONS)}`,
     `-c${CONNECTIONS}`,
     `-d${DURATION}`,
     '--latency',
@@ -243,7 +243,7 @@ for (const [size, file] of [
 
 const fmt = (n, d = 0) => n.toFixed(d);
 console.log(
-  `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 10)}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t2`,
+  `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 10)}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t${Math.min(2, CONNECTIONS)}`,
 );
 console.log(
   '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | vs nginx | RSS growth proxy/gateway/agent (MiB) |',

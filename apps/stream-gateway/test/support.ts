@@ -303,9 +303,15 @@ export function forwardOnce(
     };
     const onFrame = (f: Frame) => {
       if (f.kind.case === 'batch') return f.kind.value.frames.forEach(onFrame);
-      if (f.kind.case === 'responseHead') out.status = f.kind.value.status;
-      else if (f.kind.case === 'data') body += Buffer.from(f.kind.value.chunk).toString();
-      else if (f.kind.case === 'end') out.body = body;
+      // A head or a data frame may carry body bytes and the end (protocol v2), as the proxy's
+      // ForwardedStream accepts them.
+      const k = f.kind;
+      if (k.case === 'responseHead' || k.case === 'data') {
+        if (k.case === 'responseHead') out.status = k.value.status;
+        const chunk = k.case === 'responseHead' ? k.value.body : k.value.chunk;
+        body += Buffer.from(chunk).toString();
+        if (k.value.endStream) out.body = body;
+      } else if (k.case === 'end') out.body = body;
       else if (f.kind.case === 'reset') out.reset = f.kind.value.message;
     };
     call.on('data', onFrame);

@@ -9,6 +9,7 @@ import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import {
   bridgeUpgraded,
   isTunnelError,
+  readBuffered,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -260,8 +261,20 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
     res.writeHead(head.status, out);
+    // Body bytes that came with the head (often all of a small response) leave in the same
+    // write as the status line; the 'data' and 'end' events would come ticks later.
+    const body = readBuffered(stream);
+    bytesOut += body.length;
+    if (stream.inputEnded && stream.readableLength === 0) {
+      res.end(body);
+      audit(req, started, a, head.status, { bytesIn, bytesOut });
+      // The stream still emits 'end' and closes, releasing the tunnel side.
+      stream.resume();
+      return;
+    }
     // Event streams must reach the browser as they come: no waiting for a first body chunk.
-    res.flushHeaders();
+    if (body.length > 0) res.write(body);
+    else res.flushHeaders();
     stream.on('data', (chunk: Buffer) => {
       bytesOut += chunk.length;
       if (!res.write(chunk)) {

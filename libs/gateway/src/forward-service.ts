@@ -7,6 +7,7 @@ import {
   type FrameSink,
   forEachFrame,
   isTunnelError,
+  readBuffered,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -169,7 +170,24 @@ function bridge(call: Call, open: Open, opts: ForwardServiceOptions): void {
     .then((head) => {
       if (call.writableEnded) return;
       if (span && open.head.case === 'http') span.setAttribute(Attr.httpStatus, head.status);
-      sink.send(frame({ case: 'responseHead', value: head }));
+      // What came with the head (often all of a small response) leaves with it as one message.
+      // The 'data' and 'end' events come ticks later, after the batcher has written the head
+      // alone: the proxy would get head, body and end as three messages, three turns.
+      const body = readBuffered(stream);
+      const done = stream.inputEnded && stream.readableLength === 0;
+      sink.send(
+        frame({
+          case: 'responseHead',
+          value: body.byteLength > 0 || done ? { ...head, body, endStream: done } : head,
+        }),
+      );
+      if (done) {
+        sink.flush();
+        call.end();
+        // Let the stream emit 'end' and close so the tunnel side is released.
+        stream.resume();
+        return;
+      }
       stream.on('data', (chunk: Buffer) => {
         if (!sink.send(frame({ case: 'data', value: { streamId: 1, chunk } }))) {
           stream.pause();

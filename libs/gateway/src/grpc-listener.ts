@@ -1,3 +1,5 @@
+import type { EventEmitter } from 'node:events';
+import type { Http2Session } from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import { type Server, ServerCredentials } from '@grpc/grpc-js';
@@ -6,6 +8,8 @@ import type { AuthOutcome } from './caller-auth.js';
 
 /** HTTP/2 receive window per stream on our listeners. */
 export const HTTP2_WINDOW = 4 * 1024 * 1024;
+/** HTTP/2 servers whose sessions already get the raised connection window. */
+const raised = new WeakSet<EventEmitter>();
 
 export interface ListenerTls {
   cert: string | Buffer;
@@ -62,6 +66,21 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
     .commonServerOptions;
   if (common) common.settings = { ...common.settings, initialWindowSize: HTTP2_WINDOW };
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  // The connection window is not a setting: it stays at 64 KiB unless each session raises it,
+  // and then every agent's responses (all its streams together) wait for a WINDOW_UPDATE round
+  // trip per 64 KiB. grpc-js keeps the HTTP/2 server the injector made in a private map.
+  const h2Servers = (server as unknown as { http2Servers?: Map<EventEmitter, unknown> }).http2Servers;
+  for (const h2 of h2Servers?.keys() ?? []) {
+    if (raised.has(h2)) continue;
+    raised.add(h2);
+    h2.on('session', (session: Http2Session) => {
+      try {
+        session.setLocalWindowSize(HTTP2_WINDOW);
+      } catch {
+        // A session already torn down: nothing to raise.
+      }
+    });
+  }
   const log = opts.logger.child({ listener: opts.name });
   // Keyed by the peer address grpc-js reports for calls on the connection: the listener owns
   // the accept loop, so a live TLS connection is the only one with that address.

@@ -5,7 +5,8 @@ import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
-import { AgentRouter } from '@pullplane/router';
+import type { Frame } from '@pullplane/proto';
+import { AgentRouter, ForwardedStream } from '@pullplane/router';
 import { Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -18,7 +19,8 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend', async () => {
+/** Backend, gateway, agent and proxy-side router, started once for the tests of this file. */
+async function startStand() {
   const backend = http.createServer((req, res) => {
     if (req.url === '/upload') {
       let n = 0;
@@ -96,6 +98,16 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   await router.start();
   cleanups.push(() => router.stop());
   await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
+  return { router, registry };
+}
+let stand: ReturnType<typeof startStand> | undefined;
+const started = () => {
+  stand ??= startStand();
+  return stand;
+};
+
+it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend', async () => {
+  const { router, registry } = await started();
   const s = router.open('agent-a', {
     head: {
       case: 'http',
@@ -158,4 +170,43 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   expect(() =>
     router.open('nobody', { head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } } }),
   ).toThrow(/Agent is not connected/);
+});
+
+it('relays a small response to the proxy as one ResponseHead carrying body and end', async () => {
+  const { router } = await started();
+  // What the proxy side receives from the gateway, frame by frame (batches unpacked).
+  type OnFrame = (call: unknown, f: Frame) => void;
+  const proto = ForwardedStream.prototype as unknown as { onFrame: OnFrame };
+  const original = proto.onFrame;
+  const seen: Array<{ kind: string | undefined; body?: number; end?: boolean }> = [];
+  // onFrame calls itself to unfold an inline body: only the outermost call is a received frame.
+  let depth = 0;
+  proto.onFrame = function (this: unknown, call, f) {
+    const k = f.kind;
+    if (depth === 0)
+      seen.push(
+        k.case === 'responseHead'
+          ? { kind: k.case, body: k.value.body.byteLength, end: k.value.endStream }
+          : { kind: k.case },
+      );
+    depth++;
+    try {
+      original.call(this, call, f);
+    } finally {
+      depth--;
+    }
+  };
+  try {
+    const s = router.open('agent-a', {
+      head: { case: 'http', value: { method: 'GET', path: '/small', headers: [] } },
+    });
+    expect((await s.responseHead()).status).toBe(200);
+    expect(await text(s)).toBe('hello GET /small');
+  } finally {
+    proto.onFrame = original;
+  }
+  // Head, body and end in separate messages cost the proxy three reads and three turns.
+  expect(seen.filter((f) => f.kind !== 'accepted')).toEqual([
+    { kind: 'responseHead', body: 'hello GET /small'.length, end: true },
+  ]);
 });

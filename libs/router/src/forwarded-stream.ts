@@ -63,6 +63,10 @@ export class ForwardedStream extends Duplex implements TunnelStream {
     this.attempt();
   }
 
+  get inputEnded(): boolean {
+    return this.remoteEnded;
+  }
+
   responseHead(): Promise<ResponseHead> {
     return this.head;
   }

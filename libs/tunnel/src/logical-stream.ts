@@ -26,6 +26,12 @@ export interface TunnelStream extends Duplex {
   responseHead(): Promise<ResponseHead>;
   /** Aborts the stream in both directions and tells the peer why. */
   reset(code: TunnelErrorCode, message: string): void;
+  /**
+   * The peer's end has been handed to the readable side: once the buffered bytes are read,
+   * nothing more comes. Lets a relay send those bytes and the end with the head in one message
+   * instead of waiting for the 'data' and 'end' events of later ticks.
+   */
+  readonly inputEnded: boolean;
 }
 
 /** The multiplexer side of a logical stream: how the stream emits frames. */
@@ -145,6 +151,10 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.responded = true;
     this.host.clearDeadline(this);
     this.sendTail(responseHeadFrame(this.id, status, headers));
+  }
+
+  get inputEnded(): boolean {
+    return this.remoteEndPushed;
   }
 
   get hasResponded(): boolean {
