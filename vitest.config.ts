@@ -12,6 +12,8 @@ export default defineConfig({
       'scripts/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
+    // Every test must assert something: see the file.
+    setupFiles: ['scripts/vitest-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

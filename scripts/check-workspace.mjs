@@ -25,7 +25,13 @@ export const RULES = {
   tsconfigReference: 'tsconfig-references',
   buildReference: 'build-references-every-project',
   cycle: 'no-cycles',
+  sleepInTest: 'no-sleep-in-tests',
 };
+
+// A timed wait in a test usually stands in for an event (and proves absence by hoping). Flagged
+// unless the line says why it is not: `// wait-ok: <reason>` (pacing retries, a fault's delay).
+const SLEEP = /\bawait\s+(?:sleep|delay)\(|setTimeout\(\s*(?:r|res|resolve)\b/;
+const WAIT_OK = /\/\/\s*wait-ok:\s*\S/;
 
 function walk(dir, out = []) {
   if (!existsSync(dir)) return out;
@@ -117,7 +123,17 @@ export function checkWorkspace(root) {
     for (const abs of walk(path.join(root, p.root, 'src')).concat(walk(path.join(root, p.root, 'test')))) {
       const file = path.relative(root, abs).split(path.sep).join('/');
       const inTest = file.startsWith(`${p.root}/test/`) || /\.test\.[mc]?ts$/.test(file);
-      const { importedFiles } = ts.preProcessFile(readFileSync(abs, 'utf8'), true, false);
+      const text = readFileSync(abs, 'utf8');
+      if (inTest)
+        for (const [i, line] of text.split('\n').entries())
+          if (SLEEP.test(line) && !WAIT_OK.test(line))
+            report(
+              RULES.sleepInTest,
+              `${file}:${i + 1}`,
+              undefined,
+              'timed wait in a test: wait for the event instead (absence: a later event that proves it), or say why with `// wait-ok: <reason>`',
+            );
+      const { importedFiles } = ts.preProcessFile(text, true, false);
       for (const { fileName: spec } of importedFiles) {
         if (spec.startsWith('.')) {
           const target = path

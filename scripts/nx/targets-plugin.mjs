@@ -53,6 +53,7 @@ function targetsFor(root, workspaceRoot) {
         'default',
         '^production',
         '{workspaceRoot}/vitest.config.ts',
+        '{workspaceRoot}/scripts/vitest-setup.ts',
         { externalDependencies: ['vitest'] },
       ],
       outputs: [],

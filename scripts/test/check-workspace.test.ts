@@ -256,6 +256,38 @@ describe('check-workspace', () => {
     ]);
   });
 
+  it('flags timed waits in tests unless the line says why with wait-ok, and leaves src alone', () => {
+    const root = workspace({
+      'libs/a': {
+        side: 'shared',
+        files: {
+          'src/index.ts': 'export const pause = () => new Promise((r) => setTimeout(r, 5));\n',
+          'test/a.test.ts': [
+            'await new Promise((r) => setTimeout(r, 100));',
+            'await sleep(50);',
+            'await delay(10);',
+            'await new Promise((resolve) => setTimeout(resolve, 1)); // wait-ok: paces a retry loop',
+            'await new Promise((r) => setTimeout(r, 1)); // wait-ok:',
+            'const t = setTimeout(() => done(), 5);',
+            'await asleep(1);',
+          ].join('\n'),
+          'test/helpers.ts': 'await delay(1);\n',
+        },
+      },
+    });
+    const found = check(root).filter((v) => v.rule === RULES.sleepInTest);
+    expect(found.map((v) => v.file)).toEqual([
+      'libs/a/test/a.test.ts:1',
+      'libs/a/test/a.test.ts:2',
+      'libs/a/test/a.test.ts:3',
+      'libs/a/test/a.test.ts:5',
+      'libs/a/test/helpers.ts:1',
+    ]);
+    expect(format(found[0]!)).toMatch(
+      /^\[no-sleep-in-tests\] libs\/a\/test\/a\.test\.ts:1: timed wait in a test/,
+    );
+  });
+
   it('exits non-zero from the command line, naming the rule, the file and the import', () => {
     const root = workspace({
       'libs/principal-core': principalLib,

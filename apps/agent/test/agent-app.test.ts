@@ -187,7 +187,7 @@ describe('agent shutdown', () => {
       ]);
       const app = createAgentApp(config, { logger, registry: createMetricsRegistry() });
       await app.start();
-      await new Promise((r) => setTimeout(r, delayMs));
+      await new Promise((r) => setTimeout(r, delayMs)); // wait-ok: the scenario (stop after running a while), not an event
       const started = Date.now();
       await app.stop();
       expect(Date.now() - started, `stop after ${delayMs} ms`).toBeLessThan(3_000);

@@ -136,7 +136,7 @@ describe("the agent on argocd-agent's ConfigMap, env and Secrets", () => {
             return;
           if (Date.now() > deadline)
             throw new Error(`agent never connected ${n} time(s):\n${agent.logs.join('\n')}`);
-          await new Promise((r) => setTimeout(r, 100));
+          await new Promise((r) => setTimeout(r, 100)); // wait-ok: poll interval of a loop that waits for the event under a deadline
         }
       };
       await connected(1);

@@ -118,7 +118,7 @@ describe('agent app serving redis streams', () => {
     const deadline = Date.now() + 10_000;
     while (gateway.session('east') === undefined) {
       if (Date.now() > deadline) throw new Error('the agent never connected');
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
     }
   }, 30_000);
 

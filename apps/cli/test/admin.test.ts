@@ -166,9 +166,21 @@ describe('pullplane ca and agent', () => {
     );
     expect(r.code).toBe(0);
     expect(parse(r.out)).toMatchObject({ agent: 'east', reason: 'cluster decommissioned' });
-    const bus = await connectNatsBus({ servers: nats.url, name: 'check' });
-    expect(await bus.revocations.list()).toEqual([expect.objectContaining({ kind: 'agent', agent: 'east' })]);
-    await bus.close();
+    // Durable: two gateways' buses connecting after the command each replay it on watch.
+    for (const name of ['gateway-1', 'gateway-2']) {
+      const bus = await connectNatsBus({ servers: nats.url, name });
+      const seen: string[] = [];
+      const stop = await bus.revocations.watch((rev) =>
+        seen.push(rev.kind === 'agent' ? rev.agent : rev.jti),
+      );
+      // The watch may deliver a record twice (replay, then live); consumers are idempotent.
+      await expect.poll(() => [...new Set(seen)], { timeout: 10_000 }).toEqual(['east']);
+      expect(await bus.revocations.list()).toEqual([
+        expect.objectContaining({ kind: 'agent', agent: 'east' }),
+      ]);
+      stop();
+      await bus.close();
+    }
   });
 
   it('token revoke records a durable token revocation and announces it', async () => {

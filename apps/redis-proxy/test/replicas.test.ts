@@ -134,7 +134,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 15_000;
   while (!replicas.every((r) => r.router!.lookup('agent-a') !== undefined)) {
     if (Date.now() > deadline) throw new Error('agent-a never showed up in presence');
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }, 90_000);
 

@@ -91,7 +91,7 @@ async function startProxy(adopt: boolean): Promise<ResourceProxyApp> {
     const deadline = Date.now() + 10_000;
     while (!app.router!.lookup(name)) {
       if (Date.now() > deadline) throw new Error(`${name} never showed up`);
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
     }
   }
   return app;

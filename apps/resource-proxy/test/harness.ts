@@ -159,7 +159,7 @@ export async function startHarness(
   const deadline = Date.now() + 10_000;
   while (!app.router!.lookup('agent-a')) {
     if (Date.now() > deadline) throw new Error('agent-a never connected');
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 
   const certKubeconfig = write(

@@ -26,7 +26,7 @@ async function until(cond: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }
 
@@ -162,8 +162,15 @@ describe('kubectl through the resource proxy', () => {
       kind: 'ConfigMap',
       metadata: { name: 'hand-made', namespace: 'demo' },
     });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(watch.stdout()).not.toMatch(/unmanaged-config|hand-made/);
+    // A managed object put afterwards: once its event shows, the watch has passed the
+    // unmanaged one (events come in resourceVersion order), so its absence is proven.
+    h.cluster.store.put({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'later-managed', namespace: 'demo', annotations: tracked },
+    });
+    await watch.waitFor(/ADDED\s+later-managed/);
+    expect(watch.stdout()).not.toMatch(/unmanaged-config|\shand-made\s/);
     expect(h.cluster.activeWatches()).toBe(before + 1);
     await watch.stop();
     await until(() => h.cluster.activeWatches() === before);
@@ -180,8 +187,10 @@ describe('kubectl through the resource proxy', () => {
     await logs.waitFor('first line');
     h.cluster.store.appendPodLog('demo', name, 'second line');
     await logs.waitFor('second line');
+    expect(logs.stdout()).toMatch(/first line\nsecond line\n$/);
     await logs.stop();
     await until(() => h.cluster.activeLogFollows() === 0);
+    expect(h.cluster.activeLogFollows()).toBe(0);
   });
 
   it('applies server-side, patches with every patch type, and deletes', async () => {

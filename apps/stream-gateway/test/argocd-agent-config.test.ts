@@ -160,7 +160,7 @@ describe("the gateway on argocd-agent's ConfigMap, env and Secrets", () => {
     agent.start();
     await gateway.waitForLine((l) => l.agent === 'agent-a' && /connected/.test(String(l.msg)));
     const deadline = Date.now() + 10_000;
-    while (!agent.ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!agent.ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50)); // wait-ok: poll interval of a loop that waits for the event under a deadline
     expect(agent.ready).toBe(true);
   });
 
@@ -236,7 +236,7 @@ describe('reading the key from argocd-agent-jwt (RSA)', () => {
       });
       tokenAgent.start();
       const deadline = Date.now() + 10_000;
-      while (!tokenAgent.ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!tokenAgent.ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50)); // wait-ok: poll interval of a loop that waits for the event under a deadline
       expect(tokenAgent.ready).toBe(true);
       await tokenAgent.stop();
     } finally {

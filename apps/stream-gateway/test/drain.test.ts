@@ -39,7 +39,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 10_000;
   while (!routing.router.lookup('agent-d')) {
     if (Date.now() > deadline) throw new Error('agent-d never appeared in presence');
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 25)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }, 60_000);
 
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', async () => {
-  while (!agent.ready || !routing.router.lookup('agent-d')) await new Promise((r) => setTimeout(r, 20));
+  while (!agent.ready || !routing.router.lookup('agent-d')) await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   const holderId = agent.connector.session!.gatewayId;
   const holder = gateways.find((g) => g.gatewayId === holderId)!;
   const other = gateways.find((g) => g !== holder)!;
@@ -62,16 +62,18 @@ it('on SIGTERM tells agents to move, finishes in-flight streams, then exits 0', 
   const inflight = routing.router.open('agent-d', get('/slow?n=10'));
   await inflight.responseHead();
   const body = text(inflight);
-  const signalledAt = Date.now();
+  let bodyDone = false;
+  void body.then(() => {
+    bodyDone = true;
+  });
   holder.child.kill('SIGTERM');
 
-  // The agent reconnects elsewhere at once (GoAway), long before the drain ends.
-  const deadline = Date.now() + 2_000;
-  while (agent.connector.session?.gatewayId !== other.gatewayId) {
-    if (Date.now() > deadline) throw new Error('agent did not move to the other gateway');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  expect(Date.now() - signalledAt).toBeLessThan(1_500);
+  // The agent reconnects elsewhere (GoAway) while the old gateway is still draining:
+  // the move comes before the in-flight stream ends, whatever the machine's speed.
+  await expect
+    .poll(() => agent.connector.session?.gatewayId, { timeout: 20_000, interval: 20 })
+    .toBe(other.gatewayId);
+  expect(bodyDone).toBe(false);
   // New requests already go to the other gateway while the old one drains.
   const fresh = routing.router.open('agent-d', get('/version'));
   expect(await text(fresh)).toBe('agent:agent-d GET /version');

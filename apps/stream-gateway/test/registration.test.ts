@@ -56,7 +56,7 @@ it('registers an agent as an Argo CD cluster on its first connection', async () 
       namespace: 'argocd',
       name: 'cluster-agent-reg',
     }) as typeof secret;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
   expect(secret?.metadata.labels['argocd.argoproj.io/secret-type']).toBe('cluster');
   const decode = (s: string) => Buffer.from(s, 'base64').toString();
@@ -93,9 +93,17 @@ it('refuses a revoked agent from then on, valid certificate or not', async () =>
     reason: 'decommissioned',
     at: new Date().toISOString(),
   });
-  await new Promise((r) => setTimeout(r, 20));
-  const again = await dial(gw.port, creds);
-  expect(again.error?.code).toBe(status.PERMISSION_DENIED);
+  // The revocation reaches the gateway over the bus: dial until it is refused.
+  let again = await dial(gw.port, creds);
+  await expect
+    .poll(
+      async () => {
+        if (again.error === undefined) again = await dial(gw.port, creds);
+        return again.error?.code;
+      },
+      { timeout: 10_000, interval: 50 },
+    )
+    .toBe(status.PERMISSION_DENIED);
   expect(again.error?.details).toMatch(/agent-rev has been revoked/);
   expect(
     gw.log.lines.some((l) => l.msg === 'revoked agent tried to connect' && l.agent === 'agent-rev'),

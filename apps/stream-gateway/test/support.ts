@@ -382,7 +382,7 @@ export function spawnApp(app: string, args: string[]): AppProcess {
           throw new Error(`no matching log line from ${app}:\n${logs.join('\n')}`);
         await new Promise<void>((r) => {
           waiters.push(r);
-          setTimeout(r, 200).unref();
+          setTimeout(r, 200).unref(); // wait-ok: re-check bound; woken early by the log event
         });
       }
     },

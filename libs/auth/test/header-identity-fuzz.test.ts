@@ -100,6 +100,7 @@ describe('extractHeaderIdentity: fuzz (seeded)', () => {
       ]) {
         const result = extractHeaderIdentity(method, { [name]: value });
         if (result.ok) expect(isDnsLabel(result.identity.agent)).toBe(true);
+        else expect(result.reason).toMatch(/^unable to extract identity: [\x20-\x7e]*$/);
       }
     }
   });

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { revocationKey } from './codec.js';
+import { presenceKey, revocationKey } from './codec.js';
 import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
 
 /**
@@ -21,6 +21,8 @@ export function createMemoryBus(): Bus {
     status: 'connected' as BusStatus,
     presence: {
       async put(record) {
+        // Same refusal as the NATS bus, so the embedded mode cannot hold a record a cluster could not.
+        presenceKey(record.agent);
         records.set(record.agent, { ...record });
         emit('presence', { type: 'put', record: { ...record } });
       },

@@ -96,13 +96,32 @@ describe.each(factories)('%s bus', (_kind, factory) => {
   it('delivers control events to every subscriber', async () => {
     const { a, b } = await factory();
     const got: ControlEvent[] = [];
-    const unsub = b.control.subscribe((e) => got.push(e));
-    await new Promise((r) => setTimeout(r, 50));
-    await a.control.publish({ type: 'agent-kicked', agent: 'agent-a', reason: 'admin' });
+    const also: ControlEvent[] = [];
+    const local: ControlEvent[] = [];
+    const unsubs = [
+      b.control.subscribe((e) => got.push(e)),
+      b.control.subscribe((e) => also.push(e)),
+      a.control.subscribe((e) => local.push(e)),
+    ];
+    // Core NATS drops what is published before a subscription reaches the server: publish
+    // probes until every subscriber has one, then the event itself.
+    const probe: ControlEvent = { type: 'agent-kicked', agent: 'probe', reason: 'probe' };
     await expect
-      .poll(() => got, { timeout: 1_000 })
-      .toEqual([{ type: 'agent-kicked', agent: 'agent-a', reason: 'admin' }]);
-    unsub();
+      .poll(
+        async () => {
+          await a.control.publish(probe);
+          return [got, also, local].every((l) => l.length > 0);
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
+    const event: ControlEvent = { type: 'agent-kicked', agent: 'agent-a', reason: 'admin' };
+    await a.control.publish(event);
+    for (const list of [got, also, local]) {
+      await expect.poll(() => list.at(-1), { timeout: 10_000 }).toEqual(event);
+      expect(list.filter((e) => !(e.type === 'agent-kicked' && e.agent === 'probe'))).toEqual([event]);
+    }
+    for (const unsub of unsubs) unsub();
     await a.close();
     if (b !== a) await b.close();
   });
@@ -134,7 +153,9 @@ describe.each(factories)('%s bus', (_kind, factory) => {
 
   it('refuses agent names that are not DNS labels', async () => {
     const { a } = await factory();
-    if (a.kind === 'nats') await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);
+    await expect(a.presence.put(record('../evil', 's'))).rejects.toThrow(/DNS label/);
+    await expect(a.presence.put(record('Agent.A', 's'))).rejects.toThrow(/DNS label/);
+    expect(await a.presence.list()).toEqual([]);
     await a.close();
   });
 });

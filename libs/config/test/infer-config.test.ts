@@ -7,15 +7,24 @@ import {
   loadConfig,
   type ValueSource,
 } from '../src/index.js';
-import type { principalOptions } from './fixtures.js';
+import { principalOptions } from './fixtures.js';
 
-// These assertions are checked by the type checker; at runtime they only confirm shapes.
+// expectTypeOf is checked by the type checker (the project's typecheck target includes test/);
+// each test also asserts the runtime value the types describe.
 describe('InferConfig', () => {
   type Config = InferConfig<typeof principalOptions>;
 
   it('camel-cases flag names', () => {
     expectTypeOf<CamelCase<'keep-alive-interval'>>().toEqualTypeOf<'keepAliveInterval'>();
     expectTypeOf<CamelCase<'auth'>>().toEqualTypeOf<'auth'>();
+    const { config } = loadConfig(
+      [
+        { flag: 'keep-alive-interval', type: 'int', default: 5, description: 'K.' },
+        { flag: 'auth', type: 'string', description: 'A.' },
+      ],
+      { argv: ['--auth=mtls'], env: {} },
+    );
+    expect(config).toEqual({ keepAliveInterval: 5, auth: 'mtls' });
   });
 
   it('maps option types to value types and tracks presence', () => {
@@ -45,6 +54,28 @@ describe('InferConfig', () => {
       | 'namespacePattern'
     >();
     expectTypeOf<ConfigSources<typeof principalOptions>['listenPort']>().toEqualTypeOf<ValueSource>();
+    const { config, sources } = loadConfig(principalOptions, { argv: [], env: {} });
+    expect(Object.keys(config).sort()).toEqual(
+      [
+        'listenHost',
+        'listenPort',
+        'insecureTls',
+        'auth',
+        'logLevel',
+        'maxStreams',
+        'keepAliveInterval',
+        'allowedNamespaces',
+        'redisUrl',
+        'serverAddress',
+        'tlsCert',
+        'namespacePattern',
+      ].sort(),
+    );
+    expect(typeof config.listenPort).toBe('number');
+    expect(typeof config.insecureTls).toBe('boolean');
+    expect(Array.isArray(config.allowedNamespaces)).toBe(true);
+    expect(config.auth).toBeUndefined();
+    expect(sources.listenPort).toEqual({ kind: 'default' });
   });
 
   it('makes required options non-optional and infers inline tables', () => {

@@ -157,16 +157,14 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
   // chunk by chunk, so the agent is never held to tiny frames.
   expect(windowUpdates).toBeGreaterThan(0);
   expect(windowUpdates).toBeLessThanOrEqual(Math.ceil(total / (256 * 1024)) + 1);
-  // Heartbeats flow both ways: the gateway's own pings come back as pongs within a second.
+  // Heartbeats flow both ways: the gateway's own pings come back as pongs.
   await expect
     .poll(
       async () =>
         (await registry.getSingleMetricAsString('pullplane_gateway_heartbeat_rtt_seconds')).match(
           /_count (\d+)/,
         )?.[1],
-      {
-        timeout: 3_000,
-      },
+      { timeout: 15_000 },
     )
     .not.toBe('0');
   expect(() =>

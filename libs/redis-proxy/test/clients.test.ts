@@ -155,13 +155,13 @@ describe('ioredis (RESP2) through the proxy', () => {
     expect(await c.ping()).toBe('PONG');
   });
 
-  it('answers "agent <name> is not connected" at once and keeps the connection', async () => {
+  it('answers "agent <name> is not connected" without waiting for the agent, and keeps the connection', async () => {
     const c = s.client();
-    const started = Date.now();
     await expect(c.get('app|managed-resources|agent-z_app|1.gz')).rejects.toThrow(
       /^ERR agent agent-z is not connected$/,
     );
-    expect(Date.now() - started).toBeLessThan(500);
+    // agent-z never connects in this file: the answer cannot have waited for it.
+    expect(s.router.lookup('agent-z')).toBeUndefined();
     expect(await c.get('app|managed-resources|agent-a_missing|1.gz')).toBeNull();
   });
 
@@ -197,14 +197,27 @@ describe('ioredis (RESP2) through the proxy', () => {
       ['principal-channel', 'hello'],
     ]);
     // Only the named agent's channel: agent-b publishing the same local name reaches nobody.
-    await agentB().direct.publish('app|managed-resources|guestbook|1.8.3', 'wrong');
-    await new Promise((r) => setTimeout(r, 100));
-    expect(got).toHaveLength(2);
+    // Nobody listens for that name on agent-b's Redis; a marker on an agent-b channel the
+    // client does hold, published after it, proves nothing of agent-b's came through before.
+    const markerChannel = 'app|managed-resources|agent-b_marker|1';
+    expect(await sub.subscribe(markerChannel)).toBe(3);
+    expect(await agentB().direct.publish('app|managed-resources|guestbook|1.8.3', 'wrong')).toBe(0);
+    await agentB().direct.publish('app|managed-resources|marker|1', 'marker');
+    await waitFor(() => got.length === 3);
+    expect(got[2]).toEqual([markerChannel, 'marker']);
+    await sub.unsubscribe(markerChannel);
+    got.pop();
     await sub.unsubscribe(agentChannel);
     await waitFor(() => s.proxy.subscriptions.agents === 0);
     await waitFor(() => s.activeStreams('agent-a') === baseline);
-    await agentA().direct.publish('app|managed-resources|guestbook|1.8.3', 'after');
-    await new Promise((r) => setTimeout(r, 100));
+    // The agent drops its Redis subscription once the stream is gone; from then on the
+    // publish reaches no subscriber at all.
+    const numsub = async () =>
+      (
+        (await agentA().direct.pubsub('NUMSUB', 'app|managed-resources|guestbook|1.8.3')) as [string, number]
+      )[1];
+    await waitFor(async () => (await numsub()) === 0);
+    expect(await agentA().direct.publish('app|managed-resources|guestbook|1.8.3', 'after')).toBe(0);
     expect(got).toHaveLength(2);
   });
 
@@ -296,13 +309,18 @@ describe('shared and own principal connections', () => {
   it('lets one client block (BLPOP) without holding up the others', async () => {
     const blocker = s.client();
     const other = s.client();
-    const blocked = blocker.blpop('jobs', 2);
-    await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
+    const order: string[] = [];
+    const blocked = blocker.blpop('jobs', 10).then((r) => {
+      order.push('blpop');
+      return r;
+    });
+    // The BLPOP is parked in Redis before the other client's command is sent.
+    await waitFor(async () => ((await s.principalClient.client('LIST')) as string).includes('cmd=blpop'));
     expect(await other.set('not-blocked', '1')).toBe('OK');
-    expect(Date.now() - started).toBeLessThan(500);
+    order.push('set');
     await other.rpush('jobs', 'j1');
     expect(await blocked).toEqual(['jobs', 'j1']);
+    expect(order).toEqual(['set', 'blpop']);
   });
 });
 

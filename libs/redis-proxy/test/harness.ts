@@ -232,14 +232,14 @@ export async function buffered(registry: Registry, side: 'request' | 'reply'): P
 
 /** Polls until `cond` holds; the test's own timeout is the only bound (no deadline of its own). */
 export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await new Promise((r) => setTimeout(r, 10));
+  while (!(await cond())) await new Promise((r) => setTimeout(r, 10)); // wait-ok: poll interval of a loop that waits for the event under a deadline
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 10)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }
 

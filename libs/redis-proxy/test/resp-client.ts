@@ -65,7 +65,7 @@ export class RespClient {
       if (Date.now() > deadline) throw new Error(`only ${this.pushes.length} of ${n} pushes arrived`);
       await new Promise<void>((resolve) => {
         this.pushWaiters.push(resolve);
-        setTimeout(resolve, 50);
+        setTimeout(resolve, 50); // wait-ok: re-check bound; woken early by the push
       });
     }
     return this.pushes;

@@ -325,14 +325,18 @@ describe('fuzz (seeded, deterministic)', () => {
 
   it('mutated valid encodings: values or one typed error, never a throw, independent of chunking', () => {
     const next = rng(SEED + 1);
+    let errors = 0;
     for (let i = 0; i < 12_000; i++) {
       const protocol: RespProtocol = next() < 0.5 ? 2 : 3;
       const valid =
         next() < 0.3
           ? encodeCommand(Array.from({ length: 1 + Math.floor(next() * 3) }, () => randomBuffer(next)))
           : encode(randomValue(next, 0, protocol === 3), { protocol });
-      check(mutate(valid, next), randomOptions(next), next);
+      if (check(mutate(valid, next), randomOptions(next), next).error) errors++;
     }
+    // Sanity: the mutations yield both values and errors, so both paths of check() ran.
+    expect(errors).toBeGreaterThan(100);
+    expect(errors).toBeLessThan(12_000);
   });
 
   it('encode → decode round-trips random value trees in RESP3 and RESP2', () => {

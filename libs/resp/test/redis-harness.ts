@@ -62,7 +62,7 @@ async function waitForPort(port: number, proc: ChildProcess): Promise<boolean> {
       s.once('error', () => resolve(false));
     });
     if (ok) return true;
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 25)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
   return false;
 }
@@ -120,7 +120,7 @@ export class RawConnection {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error('timed out waiting for a reply');
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
+        const timer = setTimeout(resolve, left); // wait-ok: the deadline itself; woken early by the reply
         this.wake = () => {
           clearTimeout(timer);
           resolve();

@@ -36,7 +36,7 @@ export {
   type OpsServerAddress,
   type OpsServerOptions,
 } from './ops-server.js';
-export { isSensitiveKey, REDACT_CENSOR, redactSecrets } from './redact.js';
+export { isSensitiveKey, REDACT_CENSOR, REDACT_TRUNCATED, redactSecrets } from './redact.js';
 export {
   DEFAULT_SHUTDOWN_GRACE_MS,
   type InstallShutdownOptions,

@@ -5,6 +5,8 @@ export const REDACT_CENSOR = '[Redacted]';
 // `bootstrapToken` are caught while `secretName`, `tokenPath` and `maxTokens` are not.
 const SENSITIVE_KEY =
   /(authorization|cookie|password|passwd|secret|token|apikey|api[-_]key|privatekey|private[-_]key)$/;
+/** Replacement for records nested deeper than the walk goes: unchecked, so never logged. */
+export const REDACT_TRUNCATED = '[Truncated]';
 const MAX_DEPTH = 6;
 
 /** Whether a field or header name holds a credential. */
@@ -13,7 +15,8 @@ export function isSensitiveKey(key: string): boolean {
 }
 
 /**
- * Returns `value` with credential fields censored at any depth up to 6, copying only the objects
+ * Returns `value` with credential fields censored at any depth up to 6 (plain records and arrays
+ * deeper than that are replaced whole, so a credential cannot slip past the limit), copying only the objects
  * on the path to a change. A key walk instead of pino's wildcard redact paths: covering
  * four depths that way made every log call ~35x slower.
  */
@@ -22,7 +25,10 @@ export function redactSecrets<T>(value: T): T {
 }
 
 function walk(value: unknown, depth: number): unknown {
-  if (depth >= MAX_DEPTH || typeof value !== 'object' || value === null) return value;
+  if (typeof value !== 'object' || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  const plain = Array.isArray(value) || proto === Object.prototype || proto === null;
+  if (depth >= MAX_DEPTH) return plain ? REDACT_TRUNCATED : value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
@@ -35,8 +41,7 @@ function walk(value: unknown, depth: number): unknown {
     return copy ?? value;
   }
   // Only plain records: errors and class instances keep their identity for pino's serializers.
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
+  if (!plain) return value;
   let copy: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const current = (value as Record<string, unknown>)[key];

@@ -47,8 +47,10 @@ describe('getOrCreate helpers', () => {
     expect(metricName(registry, 'x_total')).toBe('pullplane_x_total');
     expect(metricName(registry, 'pullplane_x_total')).toBe('pullplane_x_total');
     const custom = createMetricsRegistry({ collectDefaultMetrics: false, prefix: 'pp_' });
-    expect(getOrCreateGauge(custom, { name: 'g', help: 'G.' })).toBeDefined();
-    expect(custom.getSingleMetric('pp_g')).toBeDefined();
+    const gauge = getOrCreateGauge(custom, { name: 'g', help: 'G.' });
+    expect(custom.getSingleMetric('pp_g')).toBe(gauge);
+    expect(custom.getSingleMetric('pp_pp_g')).toBeUndefined();
+    expect(getOrCreateGauge(custom, { name: 'pp_g', help: 'G.' })).toBe(gauge);
   });
 
   it('returns the already registered metric', async () => {
@@ -87,8 +89,9 @@ describe('getOrCreate helpers', () => {
 
   it('throws on type or label conflicts', () => {
     const registry = createMetricsRegistry({ collectDefaultMetrics: false });
-    getOrCreateCounter(registry, { name: 'm', help: 'M.', labelNames: ['a', 'b'] });
-    expect(getOrCreateCounter(registry, { name: 'm', help: 'M.', labelNames: ['b', 'a'] })).toBeDefined();
+    const m = getOrCreateCounter(registry, { name: 'm', help: 'M.', labelNames: ['a', 'b'] });
+    // The same label set in another order is the same metric, not a conflict.
+    expect(getOrCreateCounter(registry, { name: 'm', help: 'M.', labelNames: ['b', 'a'] })).toBe(m);
     expect(() => getOrCreateGauge(registry, { name: 'm', help: 'M.' })).toThrow(MetricConflictError);
     try {
       getOrCreateCounter(registry, { name: 'm', help: 'M.', labelNames: ['a'] });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSensitiveKey, REDACT_CENSOR, redactSecrets } from '../src/index.js';
+import { isSensitiveKey, REDACT_CENSOR, REDACT_TRUNCATED, redactSecrets } from '../src/index.js';
 
 describe('isSensitiveKey', () => {
   it.each([
@@ -73,11 +73,17 @@ describe('redactSecrets', () => {
     expect(redactSecrets({ err }).err).toBe(err);
   });
 
-  it('stops at a depth limit so cyclic or huge objects stay cheap', () => {
-    const cyclic: Record<string, unknown> = { name: 'loop' };
+  it('ends on cyclic objects and truncates records deeper than it walks instead of logging them', () => {
+    const cyclic: Record<string, unknown> = { name: 'loop', token: 't' };
     cyclic.self = cyclic;
-    expect(() => redactSecrets(cyclic)).not.toThrow();
+    const out = redactSecrets(cyclic) as Record<string, unknown>;
+    expect(out.token).toBe(REDACT_CENSOR);
+    expect(JSON.stringify(out)).not.toContain('"t"');
+    expect(JSON.stringify(out)).toContain(REDACT_TRUNCATED);
     const deep = { a: { b: { c: { d: { e: { f: { password: 'p' } } } } } } };
-    expect(redactSecrets(deep)).toBe(deep);
+    const redacted = JSON.stringify(redactSecrets(deep));
+    expect(redacted).not.toContain('"p"');
+    expect(redacted).toBe(`{"a":{"b":{"c":{"d":{"e":{"f":"${REDACT_TRUNCATED}"}}}}}}`);
+    expect(deep.a.b.c.d.e.f.password).toBe('p');
   });
 });

@@ -28,7 +28,7 @@ describe('installShutdown', () => {
   it('runs shutdown once on the first signal, logs start/end with duration and exits 0', async () => {
     const { lines, logger, proc, exit } = setup();
     const shutdown = vi.fn(async (_signal: NodeJS.Signals) => {
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 250)); // wait-ok: a slow shutdown hook is the scenario
     });
     installShutdown({ logger, drainTimeoutMs: 5_000, shutdown, exit, process: proc });
     proc.emit('SIGTERM');

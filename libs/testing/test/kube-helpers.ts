@@ -45,7 +45,7 @@ export async function eventually(check: () => void | Promise<void>, timeoutMs = 
       return;
     } catch (err) {
       if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, 25)); // wait-ok: poll interval of a loop that waits for the event under a deadline
     }
   }
 }

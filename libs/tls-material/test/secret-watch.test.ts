@@ -112,7 +112,7 @@ describe('SecretWatch against the fake API server', () => {
     });
     await w.start();
     // Past several server-side watch timeouts: still following.
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, 2_500)); // wait-ok: time passing past watch timeouts is the scenario
     let changed = nextChange(w);
     await core.replaceNamespacedSecret({
       name: 'resumed',
@@ -123,7 +123,7 @@ describe('SecretWatch against the fake API server', () => {
 
     // Failing watch requests: the watcher backs off and re-lists.
     server.setFault((req) => (req.query.get('watch') === 'true' ? { status: 503 } : undefined));
-    await new Promise((r) => setTimeout(r, 1_200));
+    await new Promise((r) => setTimeout(r, 1_200)); // wait-ok: time passing past watch timeouts is the scenario
     await core.replaceNamespacedSecret({
       name: 'resumed',
       namespace: 'argocd',
@@ -136,7 +136,7 @@ describe('SecretWatch against the fake API server', () => {
     // A watch resumed from a resourceVersion the server no longer has: it answers with an
     // ERROR event (410) and ends the stream normally; only a re-list finds the latest data.
     server.setFault((req) => (req.query.get('watch') === 'true' ? { delayMs: 1_500 } : undefined));
-    await new Promise((r) => setTimeout(r, 1_100));
+    await new Promise((r) => setTimeout(r, 1_100)); // wait-ok: time passing past watch timeouts is the scenario
     for (let i = 0; i < 30; i++) {
       await core.createNamespacedSecret({
         namespace: 'argocd',

@@ -248,7 +248,7 @@ async function callerGet(
     const body = await res.body.text();
     // The proxy learns where the agent is from presence: until then, 503 "not connected".
     if (res.statusCode !== 503 || Date.now() > deadline) return { status: res.statusCode, body };
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
 }
 
@@ -419,7 +419,7 @@ describe('OpenTelemetry traces through the real processes', () => {
         break;
       } catch (err) {
         if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 100)); // wait-ok: poll interval of a loop that waits for the event under a deadline
       }
     }
     expect(value).toBe(SECRET_VALUE);
