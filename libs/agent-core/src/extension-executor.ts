@@ -2,7 +2,7 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { isExtensionName } from '@pullplane/extension-config';
-import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -17,11 +17,9 @@ import type { ExtensionRegistry, ServedExtension } from './extension-registry.js
  */
 const FORWARDING = new Set(['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
 const stripRequest = (lower: string) => isStrippedRequestHeader(lower) || FORWARDING.has(lower);
-/**
- * Response headers never passed back: hop-by-hop ones, and cookies — a backend in a workload
- * cluster must not set cookies on the Argo CD origin (it could shadow `argocd.token`).
- */
-const stripResponse = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
+// Response headers never passed back (`isStrippedBackendResponseHeader`): hop-by-hop ones, and
+// cookies — a backend in a workload cluster must not set cookies on the Argo CD origin (it could
+// shadow `argocd.token`).
 
 export interface ExtensionExecutorOptions {
   registry: ExtensionRegistry;
@@ -211,7 +209,7 @@ function responseHeaders(res: IncomingMessage, upgraded = false): Array<{ name: 
     const name = res.rawHeaders[i]!;
     const lower = name.toLowerCase();
     // An upgrade answer keeps Upgrade (the protocol switched to); the proxy re-adds Connection.
-    if (stripResponse(lower) && !(upgraded && lower === 'upgrade')) continue;
+    if (isStrippedBackendResponseHeader(lower) && !(upgraded && lower === 'upgrade')) continue;
     out.push({ name, value: res.rawHeaders[i + 1]! });
   }
   return out;

@@ -50,6 +50,8 @@ const sameValue = (a: unknown, b: unknown) =>
 export class KubeClient {
   private readonly base: URL;
   private readonly basePath: string;
+  /** The URL's host without IPv6 brackets: node:http looks `[fd00::1]` up as a name and fails. */
+  private readonly hostname: string;
   private readonly isHttps: boolean;
   private readonly maxSockets: number;
   private readonly perRequestAuth: boolean;
@@ -67,6 +69,7 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.base = new URL(cluster.server);
     this.basePath = this.base.pathname.replace(/\/$/, '');
+    this.hostname = this.base.hostname.replace(/^\[|\]$/g, '');
     this.isHttps = this.base.protocol === 'https:';
     this.maxSockets = options.maxSockets ?? 256;
     const user = kubeConfig.getCurrentUser();
@@ -98,7 +101,7 @@ export class KubeClient {
     const p = this.prepared ?? (await this.prepare());
     const options: https.RequestOptions = {
       protocol: this.base.protocol,
-      hostname: this.base.hostname,
+      hostname: this.hostname,
       port: this.base.port || (this.isHttps ? 443 : 80),
       method: req.method,
       path: this.basePath + req.path,

@@ -16,7 +16,7 @@ import {
   rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
-import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
@@ -30,9 +30,8 @@ import { ManagedGate } from './managed-gate.js';
  * (`isStrippedRequestHeader`). The resource proxy strips them too; stripping them here as well
  * means a cluster API server that trusts a front proxy (X-Remote-User, X-Remote-Group,
  * X-Remote-Extra-*) can never be handed an identity through the tunnel. Responses lose their
- * hop-by-hop headers and `set-cookie` (a cluster's cookies mean nothing to the caller).
+ * hop-by-hop headers and `set-cookie` (`isStrippedBackendResponseHeader`).
  */
-const stripResponseHeader = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
 
 /** Bodies the managed rule must read before deciding (create, replace, server-side apply). */
 const MAX_DECISION_BODY = 16 * 1024 * 1024;
@@ -74,11 +73,6 @@ function respondStatus(
   stream.end(body);
 }
 
-/**
- * Answers a named GET only if the object the cluster returned is managed (for a one-row Table,
- * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
- * is bounded.
- */
 /** What a request logs through: its own child logger, made only when it logs something. */
 interface RequestLog {
   debug(obj: object, msg: string): void;
@@ -102,6 +96,11 @@ function requestLog(parent: Logger, bindings: () => Record<string, unknown>): Re
   };
 }
 
+/**
+ * Answers a named GET only if the object the cluster returned is managed (for a one-row Table,
+ * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
+ * is bounded.
+ */
 async function judgeObject(
   res: IncomingMessage,
   stream: LogicalStream,
@@ -133,7 +132,8 @@ async function judgeObject(
     const headers: Array<{ name: string; value: string }> = [];
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!;
-      if (!stripResponseHeader(name.toLowerCase())) headers.push({ name, value: res.rawHeaders[i + 1]! });
+      if (!isStrippedBackendResponseHeader(name.toLowerCase()))
+        headers.push({ name, value: res.rawHeaders[i + 1]! });
     }
     stream.respond(res.statusCode ?? 200, headers);
     stream.end(body);
@@ -309,7 +309,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         const name = res.rawHeaders[i]!;
         const lower = name.toLowerCase();
         // A filtered body has a different length.
-        if (stripResponseHeader(lower) || (filter && lower === 'content-length')) continue;
+        if (isStrippedBackendResponseHeader(lower) || (filter && lower === 'content-length')) continue;
         out.push({ name, value: res.rawHeaders[i + 1]! });
       }
       stream.respond(status, out);

@@ -78,6 +78,37 @@ function get(kube: KubeClient, p: string): Promise<{ status: number; body: strin
 const lastUser = () => cluster.requests.at(-1)?.user;
 
 describe('KubeClient', () => {
+  it('reaches an API server whose URL is an IPv6 literal (in-cluster on an IPv6 service network)', async () => {
+    const cert = await pki.serverCert(['::1']);
+    const v6 = await startFakeKubeApiServer({
+      host: '::1',
+      tls: { cert: cert.certPem, key: cert.keyPem, ca: pki.ca.certPem, clientCa: pki.ca.certPem },
+      token: 'not-used-by-these-clients',
+    });
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          { name: 'c', cluster: { server: `https://[::1]:${v6.port}`, 'certificate-authority': files.ca } },
+        ],
+        users: [{ name: 'u', user: { 'client-certificate': files.cert, 'client-key': files.key } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const kube = new KubeClient(kc, { refreshMs: 0 });
+    try {
+      expect((await get(kube, '/api/v1/namespaces')).status).toBe(200);
+      expect(v6.requests.at(-1)?.path).toBe('/api/v1/namespaces');
+      expect(v6.requests.at(-1)?.user).toBe('agent-sa-one');
+    } finally {
+      kube.close();
+      await v6.close();
+    }
+  });
+
   it('prepares its credentials once, not per request (the files are not read again)', async () => {
     const kube = new KubeClient(kubeConfigWithFiles(), { refreshMs: 0 });
     try {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureVersion } from 'node:tls';
-import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import {
@@ -60,9 +60,10 @@ export interface ExtensionProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Hop-by-hop, credentials and identity of the hops in between never go on (the shared rule);
- * cookies never come back: a backend must not set them on the Argo CD origin. */
-const stripResponse = (lower: string) => isStrippedResponseHeader(lower) || lower === 'set-cookie';
+// Hop-by-hop, credentials and identity of the hops in between never go on (the shared rule);
+// cookies never come back (`isStrippedBackendResponseHeader`): a backend must not set them on
+// the Argo CD origin.
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** Distinct extension names given their own metric series; beyond, `_other`. */
 const MAX_EXTENSION_LABELS = 200;
@@ -256,7 +257,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const out: Record<string, string | string[]> = {};
     for (const h of head.headers) {
       const lower = h.name.toLowerCase();
-      if (stripResponse(lower)) continue;
+      if (isStrippedBackendResponseHeader(lower)) continue;
       const prev = out[lower];
       out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }

@@ -52,3 +52,12 @@ export function isStrippedRequestHeader(name: string): boolean {
 export function isStrippedResponseHeader(name: string): boolean {
   return HOP_BY_HOP_HEADERS.has(name);
 }
+
+/**
+ * Whether a response header (lower-case name) from a backend reached through an agent (a
+ * cluster's API server, an extension's service) must not be passed back: hop-by-hop, and
+ * `set-cookie` (a backend's cookies mean nothing to the caller and must not land on its domain).
+ */
+export function isStrippedBackendResponseHeader(name: string): boolean {
+  return HOP_BY_HOP_HEADERS.has(name) || name === 'set-cookie';
+}

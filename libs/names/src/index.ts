@@ -3,6 +3,7 @@ export {
   HOP_BY_HOP_HEADERS,
   IDENTITY_REQUEST_HEADER_PREFIX,
   IDENTITY_REQUEST_HEADERS,
+  isStrippedBackendResponseHeader,
   isStrippedRequestHeader,
   isStrippedResponseHeader,
   TRACE_CONTEXT_HEADERS,

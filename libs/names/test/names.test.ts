@@ -3,6 +3,7 @@ import {
   isDnsLabel,
   isDnsLabelBytes,
   isLoopback,
+  isStrippedBackendResponseHeader,
   isStrippedRequestHeader,
   isStrippedResponseHeader,
 } from '../src/index.js';
@@ -72,5 +73,12 @@ describe('header names that never cross a hop', () => {
     expect(isStrippedResponseHeader('connection')).toBe(true);
     expect(isStrippedResponseHeader('content-type')).toBe(false);
     expect(isStrippedResponseHeader('set-cookie')).toBe(false);
+  });
+
+  it('strips hop-by-hop headers and set-cookie from backend responses', () => {
+    for (const h of ['transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'set-cookie'])
+      expect(isStrippedBackendResponseHeader(h), h).toBe(true);
+    for (const h of ['content-type', 'content-length', 'cache-control', 'www-authenticate'])
+      expect(isStrippedBackendResponseHeader(h), h).toBe(false);
   });
 });
