@@ -1,5 +1,6 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { gatewayClientOptions } from '@pullplane/proxy-replica';
 import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the extension proxy; env ARGOCD_PRINCIPAL_EXTENSION_PROXY_*, params keys principal.extension-proxy.*. */
@@ -148,42 +149,7 @@ export const extensionProxyOptions = defineOptions([
     description:
       "The resource proxy URL(s) cluster registration writes (the gateway's --resource-proxy-url, same params key): an Argocd-Target-Cluster-URL of <url>/clusters/<agent> (or argocd-agent's <url>?agentName=<agent>) picks that agent. Without it only Argocd-Target-Cluster-Name does.",
   },
-  {
-    flag: 'gateway-cert-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.cert-path',
-    description:
-      "Proxy certificate this replica presents to gateways' internal listeners (`pullplane cert create --kind proxy`).",
-  },
-  {
-    flag: 'gateway-key-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.key-path',
-    description: 'Private key of --gateway-cert-path.',
-  },
-  {
-    flag: 'gateway-ca-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.ca-path',
-    description: "CA that verifies the gateways' certificates.",
-  },
-  {
-    flag: 'gateway-server-name',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME',
-    paramsKey: 'principal.extension-proxy.gateway.server-name',
-    description: "Name verified in gateways' certificates (gateways are dialled by pod IP).",
-  },
-  {
-    flag: 'gateway-plaintext',
-    type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT',
-    paramsKey: 'principal.extension-proxy.gateway.plaintext',
-    description: 'Reach gateways in plaintext (the mesh sidecar adds mTLS and identity).',
-  },
+  ...gatewayClientOptions('extension-proxy'),
   {
     flag: 'request-timeout',
     type: 'duration',

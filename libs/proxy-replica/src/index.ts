@@ -1,3 +1,4 @@
+export { gatewayClientOptions } from './gateway-client-options.js';
 export {
   createProxyReplica,
   type ListeningProxy,
