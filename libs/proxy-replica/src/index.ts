@@ -6,4 +6,9 @@ export {
   type ProxyReplicaDeps,
   type ProxyReplicaFlags,
 } from './proxy-replica.js';
-export { type GatewayClientFlags, gatewayCredentials, startRouterFromFlags } from './router-from-flags.js';
+export {
+  type GatewayClientFlags,
+  gatewayClientProblems,
+  gatewayCredentials,
+  startRouterFromFlags,
+} from './router-from-flags.js';
