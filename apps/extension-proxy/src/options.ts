@@ -1,7 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the extension proxy; env ARGOCD_PRINCIPAL_EXTENSION_PROXY_*, params keys principal.extension-proxy.*. */
 export const extensionProxyOptions = defineOptions([
@@ -63,28 +63,7 @@ export const extensionProxyOptions = defineOptions([
       'Secret whose ca.crt (and tls.crt, never tls.key) verifies client certificates when --client-ca-path is not given; watched.',
   },
   ...principalTlsProtocolOptions,
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',

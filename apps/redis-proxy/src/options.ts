@@ -1,7 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the redis proxy; env ARGOCD_PRINCIPAL_*, params keys principal.redis-proxy.* (and argocd-agent's own names where it has them). */
@@ -141,28 +141,7 @@ export const redisProxyOptions = defineOptions([
   },
   ...principalTlsProtocolOptions,
   ...principalTracingOptions,
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'agent-key-prefixes',
     type: 'list',

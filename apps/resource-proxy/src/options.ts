@@ -1,7 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the resource proxy; env ARGOCD_PRINCIPAL_*, params keys principal.resource-proxy.*. */
@@ -99,28 +99,7 @@ export const resourceProxyOptions = defineOptions([
     description:
       'Also accept the bearer tokens argocd-agent put into its cluster Secrets (RS512, issuer argocd-agent-server, audience argocd-agent-server-resource-proxy), verified with the same key; each reaches the one agent it names. Their client certificates are never accepted as callers.',
   },
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
