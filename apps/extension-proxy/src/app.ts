@@ -4,7 +4,12 @@ import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
 import { isLoopback } from '@pullplane/names';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
+import {
+  createProxyReplica,
+  gatewayClientProblems,
+  type ProxyReplica,
+  type ProxyReplicaDeps,
+} from '@pullplane/proxy-replica';
 import { tlsProtocolSettings } from '@pullplane/tls-material';
 import type { extensionProxyOptions } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
@@ -59,10 +64,7 @@ export function validateExtensionProxyConfig(
       problems.push(`--resource-proxy-url: ${u} is not a URL`);
     }
   }
-  if (!c.gatewayPlaintext && (!c.gatewayCertPath || !c.gatewayKeyPath))
-    problems.push(
-      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
-    );
+  problems.push(...gatewayClientProblems(c));
   return problems;
 }
 

@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { gatewayClientOptions } from '@pullplane/proxy-replica';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 
 /** Flags of the extension proxy; env ARGOCD_PRINCIPAL_EXTENSION_PROXY_*, params keys principal.extension-proxy.*. */
 export const extensionProxyOptions = defineOptions([
@@ -62,28 +63,7 @@ export const extensionProxyOptions = defineOptions([
       'Secret whose ca.crt (and tls.crt, never tls.key) verifies client certificates when --client-ca-path is not given; watched.',
   },
   ...principalTlsProtocolOptions,
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
@@ -148,42 +128,7 @@ export const extensionProxyOptions = defineOptions([
     description:
       "The resource proxy URL(s) cluster registration writes (the gateway's --resource-proxy-url, same params key): an Argocd-Target-Cluster-URL of <url>/clusters/<agent> (or argocd-agent's <url>?agentName=<agent>) picks that agent. Without it only Argocd-Target-Cluster-Name does.",
   },
-  {
-    flag: 'gateway-cert-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.cert-path',
-    description:
-      "Proxy certificate this replica presents to gateways' internal listeners (`pullplane cert create --kind proxy`).",
-  },
-  {
-    flag: 'gateway-key-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.key-path',
-    description: 'Private key of --gateway-cert-path.',
-  },
-  {
-    flag: 'gateway-ca-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH',
-    paramsKey: 'principal.extension-proxy.gateway.ca-path',
-    description: "CA that verifies the gateways' certificates.",
-  },
-  {
-    flag: 'gateway-server-name',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME',
-    paramsKey: 'principal.extension-proxy.gateway.server-name',
-    description: "Name verified in gateways' certificates (gateways are dialled by pod IP).",
-  },
-  {
-    flag: 'gateway-plaintext',
-    type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT',
-    paramsKey: 'principal.extension-proxy.gateway.plaintext',
-    description: 'Reach gateways in plaintext (the mesh sidecar adds mTLS and identity).',
-  },
+  ...gatewayClientOptions('extension-proxy'),
   {
     flag: 'request-timeout',
     type: 'duration',

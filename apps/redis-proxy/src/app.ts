@@ -1,6 +1,11 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { InferConfig } from '@pullplane/config';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
+import {
+  createProxyReplica,
+  gatewayClientProblems,
+  type ProxyReplica,
+  type ProxyReplicaDeps,
+} from '@pullplane/proxy-replica';
 import {
   createRedisProxy,
   type RedisProxy,
@@ -37,11 +42,7 @@ export function validateRedisProxyConfig(
   // is read, and must exist, only with --redis-tls.
   problems.push(...redisProxyMaterialProblems(c, env));
   if (listenerTlsSource(c)) problems.push(...tlsProtocolSettings(c).problems);
-  if (!c.gatewayPlaintext && (!c.gatewayCertPath || !c.gatewayKeyPath)) {
-    problems.push(
-      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
-    );
-  }
+  problems.push(...gatewayClientProblems(c));
   return problems;
 }
 

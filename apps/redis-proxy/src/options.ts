@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { gatewayClientOptions } from '@pullplane/proxy-replica';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the redis proxy; env ARGOCD_PRINCIPAL_*, params keys principal.redis-proxy.* (and argocd-agent's own names where it has them). */
@@ -140,28 +141,7 @@ export const redisProxyOptions = defineOptions([
   },
   ...principalTlsProtocolOptions,
   ...principalTracingOptions,
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'agent-key-prefixes',
     type: 'list',
@@ -171,42 +151,7 @@ export const redisProxyOptions = defineOptions([
     description:
       "Key prefixes after which <agent>_ names the agent whose Redis holds the key (each ends with '|', has no '_').",
   },
-  {
-    flag: 'gateway-cert-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH',
-    paramsKey: 'principal.redis-proxy.gateway.cert-path',
-    description: "Client certificate this proxy presents to gateways' internal listeners.",
-  },
-  {
-    flag: 'gateway-key-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH',
-    paramsKey: 'principal.redis-proxy.gateway.key-path',
-    description: 'Private key of --gateway-cert-path.',
-  },
-  {
-    flag: 'gateway-ca-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH',
-    paramsKey: 'principal.redis-proxy.gateway.ca-path',
-    description: "CA that verifies the gateways' certificates.",
-  },
-  {
-    flag: 'gateway-server-name',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME',
-    paramsKey: 'principal.redis-proxy.gateway.server-name',
-    description:
-      "Name verified in gateways' certificates (gateways are dialled by pod IP), e.g. argocd-agent-principal-internal.",
-  },
-  {
-    flag: 'gateway-plaintext',
-    type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT',
-    paramsKey: 'principal.redis-proxy.gateway.plaintext',
-    description: 'Reach gateways in plaintext (the mesh sidecar adds mTLS and identity).',
-  },
+  ...gatewayClientOptions('redis-proxy'),
   {
     flag: 'request-timeout',
     type: 'duration',

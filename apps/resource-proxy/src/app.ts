@@ -9,7 +9,12 @@ import {
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { isLoopback } from '@pullplane/names';
-import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
+import {
+  createProxyReplica,
+  gatewayClientProblems,
+  type ProxyReplica,
+  type ProxyReplicaDeps,
+} from '@pullplane/proxy-replica';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import { kubeApiConfigured, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { resourceProxyOptions } from './options.js';
@@ -70,11 +75,7 @@ export function validateResourceProxyConfig(
       );
     }
   }
-  if (!c.gatewayPlaintext && (!c.gatewayCertPath || !c.gatewayKeyPath)) {
-    problems.push(
-      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
-    );
-  }
+  problems.push(...gatewayClientProblems(c));
   return problems;
 }
 

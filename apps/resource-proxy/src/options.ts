@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
-import { principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { gatewayClientOptions } from '@pullplane/proxy-replica';
+import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the resource proxy; env ARGOCD_PRINCIPAL_*, params keys principal.resource-proxy.*. */
@@ -98,28 +99,7 @@ export const resourceProxyOptions = defineOptions([
     description:
       'Also accept the bearer tokens argocd-agent put into its cluster Secrets (RS512, issuer argocd-agent-server, audience argocd-agent-server-resource-proxy), verified with the same key; each reaches the one agent it names. Their client certificates are never accepted as callers.',
   },
-  {
-    flag: 'namespace',
-    type: 'string',
-    default: 'argocd',
-    env: 'ARGOCD_PRINCIPAL_NAMESPACE',
-    paramsKey: 'principal.namespace',
-    description: 'Namespace of the Secrets named by the *-secret-name flags.',
-  },
-  {
-    flag: 'kubeconfig',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_KUBECONFIG',
-    paramsKey: 'principal.kubeconfig',
-    description: 'Kubeconfig for reading Secrets (default: in-cluster, then $KUBECONFIG).',
-  },
-  {
-    flag: 'kubecontext',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_KUBECONTEXT',
-    paramsKey: 'principal.kubecontext',
-    description: 'Context of --kubeconfig to use (default: its current context).',
-  },
+  ...principalSecretAccessOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',
@@ -172,43 +152,7 @@ export const resourceProxyOptions = defineOptions([
     paramsKey: 'principal.resource-proxy.impersonation.allowed-callers',
     description: 'Callers whose Impersonate-* headers are forwarded (all others are stripped).',
   },
-  {
-    flag: 'gateway-cert-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH',
-    paramsKey: 'principal.resource-proxy.gateway.cert-path',
-    description:
-      "Proxy certificate this replica presents to gateways' internal listeners (URI SAN spiffe://pullplane/proxy/<name>: `pullplane cert create --kind proxy`).",
-  },
-  {
-    flag: 'gateway-key-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH',
-    paramsKey: 'principal.resource-proxy.gateway.key-path',
-    description: 'Private key of --gateway-cert-path.',
-  },
-  {
-    flag: 'gateway-ca-path',
-    type: 'file',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH',
-    paramsKey: 'principal.resource-proxy.gateway.ca-path',
-    description: "CA that verifies the gateways' certificates.",
-  },
-  {
-    flag: 'gateway-server-name',
-    type: 'string',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME',
-    paramsKey: 'principal.resource-proxy.gateway.server-name',
-    description:
-      "Name verified in gateways' certificates (gateways are dialled by pod IP), e.g. argocd-agent-principal-internal.",
-  },
-  {
-    flag: 'gateway-plaintext',
-    type: 'boolean',
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT',
-    paramsKey: 'principal.resource-proxy.gateway.plaintext',
-    description: 'Reach gateways in plaintext (the mesh sidecar adds mTLS and identity).',
-  },
+  ...gatewayClientOptions('resource-proxy'),
   {
     flag: 'request-timeout',
     type: 'duration',

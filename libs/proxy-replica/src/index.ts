@@ -1,3 +1,4 @@
+export { gatewayClientOptions } from './gateway-client-options.js';
 export {
   createProxyReplica,
   type ListeningProxy,
@@ -5,4 +6,9 @@ export {
   type ProxyReplicaDeps,
   type ProxyReplicaFlags,
 } from './proxy-replica.js';
-export { type GatewayClientFlags, gatewayCredentials, startRouterFromFlags } from './router-from-flags.js';
+export {
+  type GatewayClientFlags,
+  gatewayClientProblems,
+  gatewayCredentials,
+  startRouterFromFlags,
+} from './router-from-flags.js';

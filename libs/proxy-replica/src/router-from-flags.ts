@@ -13,14 +13,18 @@ export interface GatewayClientFlags {
   gatewayServerName?: string | undefined;
 }
 
+/** What is missing for reaching gateways (each proxy's config validation reports it). */
+export function gatewayClientProblems(f: GatewayClientFlags): string[] {
+  if (f.gatewayPlaintext || (f.gatewayCertPath && f.gatewayKeyPath)) return [];
+  return [
+    'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext behind a mesh)',
+  ];
+}
+
 /** mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. */
 export function gatewayCredentials(f: GatewayClientFlags): ChannelCredentials {
   if (f.gatewayPlaintext) return credentials.createInsecure();
-  if (!f.gatewayCertPath || !f.gatewayKeyPath) {
-    throw new Error(
-      'reaching gateways needs --gateway-cert-path and --gateway-key-path (or --gateway-plaintext)',
-    );
-  }
+  if (!f.gatewayCertPath || !f.gatewayKeyPath) throw new Error(gatewayClientProblems(f).join('; '));
   return credentials.createSsl(
     f.gatewayCaPath ? readFileSync(f.gatewayCaPath) : null,
     readFileSync(f.gatewayKeyPath),

@@ -12,6 +12,7 @@ export {
   secretKey,
   signingKeySpec,
 } from './material-source.js';
+export { principalSecretAccessOptions } from './secret-access-options.js';
 export { apiStatus, type SecretData, SecretWatch, type SecretWatchOptions } from './secret-watch.js';
 export { agentTlsProtocolOptions, principalTlsProtocolOptions } from './tls-options.js';
 export {

@@ -1,0 +1,49 @@
+import { defineOptions } from '@pullplane/config';
+
+/**
+ * The gateway-client flags every proxy replica carries (`GatewayClientFlags`), under its own
+ * env (ARGOCD_PRINCIPAL_<COMPONENT>_GATEWAY_*) and params keys (principal.<component>.gateway.*).
+ */
+export function gatewayClientOptions(component: 'resource-proxy' | 'redis-proxy' | 'extension-proxy') {
+  const env = `ARGOCD_PRINCIPAL_${component.toUpperCase().replaceAll('-', '_')}_GATEWAY`;
+  const params = `principal.${component}.gateway`;
+  return defineOptions([
+    {
+      flag: 'gateway-cert-path',
+      type: 'file',
+      env: `${env}_CERT_PATH`,
+      paramsKey: `${params}.cert-path`,
+      description:
+        "Proxy certificate this replica presents to gateways' internal listeners (URI SAN spiffe://pullplane/proxy/<name>: `pullplane cert create --kind proxy`).",
+    },
+    {
+      flag: 'gateway-key-path',
+      type: 'file',
+      env: `${env}_KEY_PATH`,
+      paramsKey: `${params}.key-path`,
+      description: 'Private key of --gateway-cert-path.',
+    },
+    {
+      flag: 'gateway-ca-path',
+      type: 'file',
+      env: `${env}_CA_PATH`,
+      paramsKey: `${params}.ca-path`,
+      description: "CA that verifies the gateways' certificates.",
+    },
+    {
+      flag: 'gateway-server-name',
+      type: 'string',
+      env: `${env}_SERVER_NAME`,
+      paramsKey: `${params}.server-name`,
+      description:
+        "Name verified in gateways' certificates (gateways are dialled by pod IP), e.g. argocd-agent-principal-internal.",
+    },
+    {
+      flag: 'gateway-plaintext',
+      type: 'boolean',
+      env: `${env}_PLAINTEXT`,
+      paramsKey: `${params}.plaintext`,
+      description: 'Reach gateways in plaintext (the mesh sidecar adds mTLS and identity).',
+    },
+  ]);
+}
