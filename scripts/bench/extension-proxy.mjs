@@ -3,54 +3,25 @@
 // bearer token as Argo CD would send it); small responses (requests/s, latency) and a 1 MiB
 // download (throughput). Peak RSS of each of our processes is sampled per row. Not a test: it
 // prints figures.
-import { execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { TokenAuthority } from '@pullplane/auth';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
+import { fixtureDir, spawnApp, spawnReady, statusKb } from './processes.mjs';
 
 const run = promisify(execFile);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION = process.env.BENCH_DURATION ?? (quick ? '3s' : '10s');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-function spawnReady(command, args, readyText) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      if (readyText === undefined || out.includes(readyText)) resolve(child);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${command} exited (${code}):\n${out}`)));
-    if (readyText === undefined) setTimeout(() => resolve(child), 300);
-  });
-}
-const spawnApp = (app, args, readyText) =>
-  spawnReady(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], readyText);
-const rss = (pid) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+const rss = (pid) => statusKb(pid) * 1024;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'bench-extension-proxy-'));
+const { dir, file } = fixtureDir('bench-extension-proxy-');
 // nginx's workers may run as another user: they must be able to read the files they serve.
 chmodSync(dir, 0o755);
-const file = (name, body) => {
-  const p = path.join(dir, name);
-  writeFileSync(p, body);
-  return p;
-};
 
 // ---- the backend: nginx serving static files (so the backend is never the bottleneck) ----
 const nginx = findBinary('nginx', 'apt-get install nginx');

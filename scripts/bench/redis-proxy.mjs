@@ -6,55 +6,24 @@
 //
 // Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
 // redis-proxy apps (spawned from dist/), nutcracker, redis-benchmark.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
 import Redis from 'ioredis';
+import { children, fixtureDir, spawnApp, spawnReady } from './processes.mjs';
 
 const run = promisify(execFile);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.BENCH_REQUESTS ?? (quick ? 20_000 : 200_000));
 const N_PIPELINED = N * 4;
 const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 10_000));
 
-// ---- processes -------------------------------------------------------------------------
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-function spawnReady(command, args, readyText) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      if (readyText === undefined || out.includes(readyText)) resolve(child);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${command} exited (${code}):\n${out}`)));
-    if (readyText === undefined) setTimeout(() => resolve(child), 300);
-  });
-}
-const spawnApp = (app, args, readyText) =>
-  spawnReady(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], readyText);
-
 // ---- fixtures --------------------------------------------------------------------------
-const dir = mkdtempSync(path.join(tmpdir(), 'bench-redis-proxy-'));
-const file = (name, body) => {
-  const p = path.join(dir, name);
-  writeFileSync(p, body);
-  return p;
-};
+const { dir, file } = fixtureDir('bench-redis-proxy-');
 const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
 const server = await issueCertificate(ca, {
   commonName: 'gw',

@@ -8,15 +8,14 @@
 // Needs on the PATH: wrk and nginx (Debian: `apt-get install wrk nginx-light`), nats-server.
 // BENCH_QUICK=1 shortens each cell; BENCH_DURATION_S sets it (default 5 s).
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os, { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TokenAuthority } from '@pullplane/auth';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { freePort, startNatsServer } from '@pullplane/testing';
+import { children, cpuTicks, fixtureDir, root, spawnApp, spawnReady } from './processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
@@ -36,43 +35,10 @@ if (missing.length > 0) {
   process.exit(2);
 }
 
-// ---- processes -------------------------------------------------------------------------
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-// Ctrl-C or a kill: 'exit' runs (and takes the children along) only through process.exit.
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
-function spawnUntil(cmd, args, readyText, opts = {}) {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  children.add(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      if (out.includes(readyText)) resolve(Object.assign(child, { out: () => out }));
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${cmd} ${args[0] ?? ''} exited (${code}):\n${out}`)));
-  });
-}
-// BENCH_CPU_PROF=<dir>: each app writes a V8 CPU profile there when it exits.
-const PROF = process.env.BENCH_CPU_PROF
-  ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
-  : [];
-const spawnApp = (app, args, readyText) =>
-  spawnUntil(
-    process.execPath,
-    [...PROF, path.join(root, 'apps', app, 'dist', 'main.js'), ...args],
-    readyText,
-  );
-
 const TICK = 100; // USER_HZ on Linux
 const cpuSeconds = (pid) => {
   try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / TICK;
+    return cpuTicks(pid) / TICK;
   } catch {
     return 0;
   }
@@ -93,13 +59,8 @@ const family = (pid) => {
 };
 
 // ---- fixtures --------------------------------------------------------------------------
-const dir = mkdtempSync(path.join(tmpdir(), 'bench-resource-proxy-'));
+const { dir, file } = fixtureDir('bench-resource-proxy-');
 chmodSync(dir, 0o755);
-const file = (name, body) => {
-  const p = path.join(dir, name);
-  writeFileSync(p, body);
-  return p;
-};
 const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
 const server = await issueCertificate(ca, {
   commonName: 'localhost',
@@ -119,7 +80,7 @@ const tlsKey = file('tls.key', server.keyPem);
 const apiToken = 'bench-agent-service-account-token';
 
 const b64 = (s) => Buffer.from(s).toString('base64');
-const standIn = await spawnUntil(
+const standIn = await spawnReady(
   process.execPath,
   [
     path.join(root, 'scripts', 'bench', 'kube-stand-in.mjs'),

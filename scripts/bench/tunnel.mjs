@@ -6,12 +6,10 @@
 // Processes: this one (backend, direct client, proxy-side router), a gateway and an agent
 // (the real apps, spawned from dist/), nats-server; for idle agents a simulator process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { credentials } from '@grpc/grpc-js';
 import { connectNatsBus } from '@pullplane/bus';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
@@ -19,8 +17,8 @@ import { AgentRouter } from '@pullplane/router';
 import { freePort, startNatsServer } from '@pullplane/testing';
 import pino from 'pino';
 import { Pool } from 'undici';
+import { children, cpuTicks, fixtureDir, root, statusKb as rssKb, spawnApp } from './processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? (quick ? 1000 : 5000));
 const IDLE_SIZES = (process.env.BENCH_IDLE_AGENTS ?? (quick ? '200' : '1000,5000,10000'))
@@ -30,37 +28,10 @@ const IDLE_WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? (quick ? 3000 
 const BODY_SIZES_MIB = (process.env.BENCH_BODY_MIB ?? (quick ? '1,10' : '1,10,100')).split(',').map(Number);
 const log = pino({ level: 'silent' });
 
-// ---- processes -------------------------------------------------------------------------
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-function spawnApp(app, args, readyText) {
-  const child = spawn(process.execPath, [path.join(root, 'apps', app, 'dist', 'main.js'), ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      if (out.includes(readyText)) resolve(child);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${app} exited (${code}):\n${out}`)));
-  });
-}
-const status = (pid) => readFileSync(`/proc/${pid}/status`, 'utf8');
-const rssKb = (pid, field = 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status(pid))?.[1] ?? 0);
-const cpuTicks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
-};
 const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`;
 
 // ---- fixtures --------------------------------------------------------------------------
-const dir = mkdtempSync(path.join(tmpdir(), 'bench-tunnel-'));
+const { file } = fixtureDir('bench-tunnel-');
 const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
 const server = await issueCertificate(ca, {
   commonName: 'gw',
@@ -74,11 +45,6 @@ const proxyCert = await issueCertificate(ca, {
   usage: 'client',
   kind: 'proxy',
 });
-const file = (name, body) => {
-  const p = path.join(dir, name);
-  writeFileSync(p, body);
-  return p;
-};
 const caFile = file('ca.crt', ca.certPem);
 const tlsCrt = file('tls.crt', server.certPem);
 const tlsKey = file('tls.key', server.keyPem);

@@ -4,6 +4,7 @@ import {
   type RedisServerHandle,
   startNatsServer,
   startRedisServer,
+  waitFor,
 } from '@pullplane/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,15 +42,6 @@ afterAll(async () => {
   await proxy?.stop();
   await Promise.all([nats?.stop(), principal?.stop()]);
 });
-
-/** Polls a condition the proxy reports (its metrics), until it holds. */
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-  }
-}
 
 function client(): Redis {
   const c = new Redis({ host: '127.0.0.1', port: proxy.port, password: PASSWORD, maxRetriesPerRequest: 0 });
@@ -161,11 +153,12 @@ describe('after AUTH', () => {
       proxy.metric('pullplane_redis_proxy_connections_refused_total', { limit: 'buffer_budget' });
     const admitted = async () =>
       Math.floor((await proxy.metric('pullplane_redis_proxy_buffered_bytes', { side: 'request' })) / value);
-    await waitFor(async () => (await refusals()) + (await admitted()) === 200);
+    await waitFor(async () => (await refusals()) + (await admitted()) === 200, 20_000);
     const refusedCount = await refusals();
     const refusal = `+OK\r\n-ERR command refused: the proxy's buffers for all clients are full (${BUDGET} bytes, --max-buffered-bytes)\r\n`;
     await waitFor(
       async () => conns.filter((conn) => conn.received().includes('-ERR')).length === refusedCount,
+      20_000,
     );
     const refused = conns.filter((conn) => conn.received().includes('-ERR'));
     const holding = conns.filter((conn) => !refused.includes(conn));
@@ -178,8 +171,9 @@ describe('after AUTH', () => {
         (conn) => new Promise<void>((resolve) => conn.socket.write(Buffer.alloc(0), () => resolve())),
       ),
     );
-    await waitFor(async () =>
-      holding.every((conn) => unreadByProxy(proxy.port, conn.socket.localPort!) === 0),
+    await waitFor(
+      async () => holding.every((conn) => unreadByProxy(proxy.port, conn.socket.localPort!) === 0),
+      20_000,
     );
     // Memory while they hold: the budget's worth at most, plus the process' own churn.
     expect(proxy.memory().peak - before).toBeLessThan(BUDGET + 32 * MiB);
@@ -197,6 +191,7 @@ describe('after AUTH', () => {
     for (const conn of holding) conn.socket.destroy();
     await waitFor(
       async () => (await proxy.metric('pullplane_redis_proxy_buffered_bytes', { side: 'request' })) === 0,
+      20_000,
     );
   }, 90_000);
 });

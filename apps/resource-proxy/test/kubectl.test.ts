@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runKubectl, spawnKubectl } from '@pullplane/testing';
+import { runKubectl, spawnKubectl, waitFor } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -21,14 +21,6 @@ const kubectl = async (args: string[], opts: { kubeconfig?: string; input?: stri
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}`);
   return r.stdout;
 };
-
-async function until(cond: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-  }
-}
 
 describe('kubectl through the resource proxy', () => {
   it('shows only what Argo CD manages: tracked objects and what they own', async () => {
@@ -173,7 +165,7 @@ describe('kubectl through the resource proxy', () => {
     expect(watch.stdout()).not.toMatch(/unmanaged-config|\shand-made\s/);
     expect(h.cluster.activeWatches()).toBe(before + 1);
     await watch.stop();
-    await until(() => h.cluster.activeWatches() === before);
+    await waitFor(() => h.cluster.activeWatches() === before);
   });
 
   it('follows logs line by line and releases the stream when kubectl stops', async () => {
@@ -182,14 +174,14 @@ describe('kubectl through the resource proxy', () => {
       .find((p) => p.metadata.name?.startsWith('guestbook'))!;
     const name = pod.metadata.name!;
     const logs = spawnKubectl(['logs', '-f', name, '-n', 'demo'], { kubeconfig: h.certKubeconfig });
-    await until(() => h.cluster.activeLogFollows() === 1);
+    await waitFor(() => h.cluster.activeLogFollows() === 1);
     h.cluster.store.appendPodLog('demo', name, 'first line');
     await logs.waitFor('first line');
     h.cluster.store.appendPodLog('demo', name, 'second line');
     await logs.waitFor('second line');
     expect(logs.stdout()).toMatch(/first line\nsecond line\n$/);
     await logs.stop();
-    await until(() => h.cluster.activeLogFollows() === 0);
+    await waitFor(() => h.cluster.activeLogFollows() === 0);
     expect(h.cluster.activeLogFollows()).toBe(0);
   });
 

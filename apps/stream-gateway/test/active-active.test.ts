@@ -6,6 +6,7 @@ import {
   startNatsServer,
   startTcpBalancer,
   type TcpBalancer,
+  waitFor,
 } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -45,14 +46,6 @@ beforeAll(async () => {
   routers = [await startRouter(nats.url, pki), await startRouter(nats.url, pki)];
   await waitFor(() => names.every((n) => routers.every((r) => r.router.lookup(n))), 10_000);
 }, 60_000);
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-  }
-}
 
 afterAll(async () => {
   for (const r of routers) await r.close();

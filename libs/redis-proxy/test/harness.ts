@@ -7,12 +7,14 @@ import { parseAuthMethod } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { AgentRouter } from '@pullplane/router';
-import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { createTestPki, type RedisServerHandle, startRedisServer, waitFor } from '@pullplane/testing';
 import type { LogicalStream } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createRedisProxy, type RedisProxy, type RedisProxyOptions } from '../src/index.js';
+
+export { waitFor };
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 const run = promisify(execFile);
@@ -233,14 +235,6 @@ export async function buffered(registry: Registry, side: 'request' | 'reply'): P
 /** Polls until `cond` holds; the test's own timeout is the only bound (no deadline of its own). */
 export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await cond())) await new Promise((r) => setTimeout(r, 10)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-}
-
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-  }
 }
 
 /** Writes raw bytes to the proxy and collects everything it answers until it closes or goes quiet. */

@@ -58,3 +58,4 @@ export {
 } from './otlp-receiver.js';
 export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
+export { waitFor } from './wait-for.js';

@@ -1,0 +1,71 @@
+// Process, fixture-file and /proc helpers shared by the bench scripts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Every process a bench started; killed when the bench exits, however it exits. */
+export const children = new Set();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+// Ctrl-C or a kill: 'exit' runs (and takes the children along) only through process.exit.
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+/**
+ * Spawns `command` and resolves once its output contains `readyText` (or after 300 ms when
+ * there is none to wait for); rejects if it exits first. The child gets `out()`: its output so far.
+ */
+export function spawnReady(command, args, readyText, opts = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  children.add(child);
+  let out = '';
+  const ready = Object.assign(child, { out: () => out });
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      if (readyText === undefined || out.includes(readyText)) resolve(ready);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${command} ${args[0] ?? ''} exited (${code}):\n${out}`)));
+    if (readyText === undefined) setTimeout(() => resolve(ready), 300);
+  });
+}
+
+// BENCH_CPU_PROF=<dir>: each app writes a V8 CPU profile there when it exits.
+const PROF = process.env.BENCH_CPU_PROF
+  ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
+  : [];
+
+/** A built app (`apps/<app>/dist/main.js`), ready once its output contains `readyText`. */
+export const spawnApp = (app, args, readyText) =>
+  spawnReady(
+    process.execPath,
+    [...PROF, path.join(root, 'apps', app, 'dist', 'main.js'), ...args],
+    readyText,
+  );
+
+/** A fresh temp dir and a writer of files into it (returning each file's path). */
+export function fixtureDir(prefix) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const file = (name, body) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, body);
+    return p;
+  };
+  return { dir, file };
+}
+
+/** A kB field of /proc/<pid>/status (VmRSS, VmHWM, ...). */
+export const statusKb = (pid, field = 'VmRSS') =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+/** User + system clock ticks (USER_HZ, 100 on Linux) a process has used. */
+export const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
