@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { SecureVersion } from 'node:tls';
 import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import {
   bridgeUpgraded,
   isTunnelError,
@@ -25,13 +25,8 @@ export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
 }
 
-export interface ExtensionProxyTls {
-  cert: string | Buffer;
-  key: string | Buffer;
-  /** CA of caller certificates; without one no client certificate is trusted. */
-  ca?: string | Buffer;
-  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
-}
+/** The listener's TLS: see listenerSecureContext. */
+export type ExtensionProxyTls = ListenerTls;
 
 export interface ExtensionProxyOptions {
   router: StreamOpener;
@@ -389,7 +384,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     ...(opts.tls
       ? {
           https: {
-            ...secureContext(opts.tls),
+            ...listenerSecureContext(opts.tls),
             requestCert: true,
             rejectUnauthorized: false,
           },
@@ -429,7 +424,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     },
     reloadTls(material) {
       if (!opts.tls) throw new Error('the extension proxy serves plaintext: no TLS to reload');
-      (app.server as HttpsServer).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      (app.server as HttpsServer).setSecureContext(listenerSecureContext({ ...opts.tls, ...material }));
       log.info('extension proxy TLS material reloaded');
     },
     async listen() {
@@ -476,17 +471,4 @@ function httpReason(code: number): string {
       } as Record<number, string>
     )[code] ?? 'Status'
   );
-}
-
-/** Without a CA, no client certificate is trusted (not Node's public roots). */
-function secureContext(t: ExtensionProxyTls) {
-  const p = t.protocol;
-  return {
-    cert: t.cert,
-    key: t.key,
-    ca: t.ca ?? [],
-    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
-    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
-    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
-  };
 }

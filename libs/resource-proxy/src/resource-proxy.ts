@@ -1,12 +1,12 @@
-import { constants as cryptoConstants, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { SecureVersion } from 'node:tls';
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -19,13 +19,8 @@ export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
 }
 
-export interface ResourceProxyTls {
-  cert: string | Buffer;
-  key: string | Buffer;
-  ca?: string | Buffer;
-  /** TLS versions and cipher suites (default: TLS 1.2 and up, Node's suites). */
-  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
-}
+/** The listener's TLS: see listenerSecureContext. */
+export type ResourceProxyTls = ListenerTls;
 
 export interface ResourceProxyOptions {
   router: StreamOpener;
@@ -285,7 +280,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const server = opts.tls
     ? https.createServer(
         {
-          ...secureContext(opts.tls),
+          ...listenerSecureContext(opts.tls),
           requestCert: true,
           rejectUnauthorized: false,
         },
@@ -313,7 +308,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     },
     reloadTls(material) {
       if (!opts.tls) throw new Error('the resource proxy serves plaintext: no TLS to reload');
-      (server as https.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      (server as https.Server).setSecureContext(listenerSecureContext({ ...opts.tls, ...material }));
       log.info('resource proxy TLS material reloaded');
     },
     listen() {
@@ -405,22 +400,4 @@ function endSpan(span: Span, status: number, agent: string | undefined, failure:
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   }
   span.end();
-}
-
-/**
- * Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens.
- * Renegotiation (TLS 1.2) is refused, so a connection's client certificate is the one of its
- * handshake and the caller worked out on its first request holds for the others.
- */
-function secureContext(t: ResourceProxyTls) {
-  const p = t.protocol;
-  return {
-    cert: t.cert,
-    key: t.key,
-    ca: t.ca ?? [],
-    secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION,
-    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
-    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
-    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
-  };
 }
