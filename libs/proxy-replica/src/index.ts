@@ -13,6 +13,7 @@ export {
   type ProxyReplicaFlags,
 } from './proxy-replica.js';
 export {
+  GATEWAY_CERT_REFRESH_MS,
   type GatewayClientFlags,
   gatewayClientProblems,
   gatewayCredentials,
