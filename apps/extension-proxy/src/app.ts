@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Tracer } from '@opentelemetry/api';
 import {
   AuthMethodError,
   type HeaderAuthMethod,
@@ -73,7 +74,10 @@ export function validateExtensionProxyConfig(
   return problems;
 }
 
-export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
+export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
+};
 
 export type ExtensionProxyApp = ProxyReplica<ExtensionProxy> & {
   /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
@@ -133,6 +137,7 @@ export function createExtensionProxyApp(
         maxRequestBodyBytes: c.maxRequestBody,
         isRevoked: (agent) => revoked.has(agent),
         isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {
         bus,
