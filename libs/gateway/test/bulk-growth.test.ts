@@ -54,6 +54,7 @@ it('grows the credit of a bulk response over the real agent tunnel within the bu
     authenticateAgent: () => ({ ok: true, identity: 'agent-a' }),
     authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
     maxChunkSize: CHUNK,
+    initialWindow: DEFAULT_INITIAL_WINDOW,
     windowBudgetBytes: processBudget,
     drainTimeoutMs: 500,
     presenceRefreshMs: 30_000,

@@ -4,6 +4,7 @@ import { credentials, Metadata } from '@grpc/grpc-js';
 import { TunnelConnector } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
 import { AgentRouter, GATEWAY_CLIENT_WINDOW } from '@pullplane/router';
+import { DEFAULT_INITIAL_WINDOW, DEFAULT_MAX_CHUNK_SIZE } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, expect, it } from 'vitest';
@@ -66,6 +67,8 @@ it("raises window and frame size on the gateway's agent and internal listeners, 
     advertiseHost: '127.0.0.1',
     authenticateAgent: () => ({ ok: false, code: 'NO', reason: 'settings only' }),
     authenticateInternal: () => ({ ok: false, code: 'NO', reason: 'settings only' }),
+    maxChunkSize: DEFAULT_MAX_CHUNK_SIZE,
+    initialWindow: DEFAULT_INITIAL_WINDOW,
     drainTimeoutMs: 100,
     presenceRefreshMs: 30_000,
   });
