@@ -26,6 +26,10 @@ const IDLE_SIZES = (process.env.BENCH_IDLE_AGENTS ?? (quick ? '200' : '1000,5000
 const IDLE_WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? (quick ? 3000 : 30000));
 const BODY_SIZES_MIB = (process.env.BENCH_BODY_MIB ?? (quick ? '1,10' : '1,10,100')).split(',').map(Number);
 const log = pino({ level: 'silent' });
+/** How long a freshly started gateway is left alone before its idle RSS is read. */
+const IDLE_SETTLE_MS = 2000;
+/** The idle RSS the gateway should stay under (issue: data path costs). */
+const GATEWAY_IDLE_RSS_TARGET_MIB = 80;
 
 const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`;
 
@@ -87,6 +91,9 @@ const gateway = await spawnApp(
   gwArgs(gwPort, gwInternal, [`--tls-cert=${tlsCrt}`, `--tls-key=${tlsKey}`, `--root-ca-path=${caFile}`]),
   'stream gateway started',
 );
+// Idle RSS: the gateway as deployed (mTLS, both listeners, NATS), started, no agent yet.
+await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+const gatewayIdleKb = rssKb(gateway.pid);
 const agent = await spawnApp(
   'agent',
   [
@@ -172,6 +179,14 @@ async function load(fn, concurrency, ms) {
 
 const rows = [];
 const fmt = (x, d = 2) => x.toFixed(d);
+const idleMib = gatewayIdleKb / 1024;
+console.log(
+  `\nGateway idle RSS (mTLS, both listeners, NATS; ${IDLE_SETTLE_MS / 1000} s after start, no agent): ` +
+    `${idleMib.toFixed(1)} MiB; target <= ${GATEWAY_IDLE_RSS_TARGET_MIB} MiB` +
+    (idleMib > GATEWAY_IDLE_RSS_TARGET_MIB
+      ? ` (missed by ${(idleMib - GATEWAY_IDLE_RSS_TARGET_MIB).toFixed(1)} MiB)`
+      : ' (met)'),
+);
 console.log(`\nLatency and throughput (small GET, ${DURATION_MS} ms per cell)`);
 for (const c of [1, 16, 64]) {
   await load(direct, c, 300);

@@ -1,6 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+
+/** The YAML parser, loaded only when a params file is read (most processes have none). */
+const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 /** Conventional name of argocd-agent's parameter ConfigMap; preferred in multi-document manifests. */
 export const PARAMS_CONFIGMAP_NAME = 'argocd-agent-params';
@@ -50,7 +53,7 @@ function readDirectory(dir: string, entries: Map<string, string>): void {
 
 function readYaml(text: string, entries: Map<string, string>, problems: string[]): void {
   // failsafe keeps every scalar a string as written: `1.0` stays "1.0", `0755` stays "0755".
-  const docs = parseAllDocuments(text, { schema: 'failsafe' });
+  const docs = yaml().parseAllDocuments(text, { schema: 'failsafe' });
   if (!Array.isArray(docs)) return; // empty file: no documents
   for (const doc of docs) {
     for (const err of doc.errors) {

@@ -11,7 +11,7 @@ import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeader
 import {
   bridgeUpgraded,
   isTunnelError,
-  readBuffered,
+  readBufferedBody,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -313,9 +313,9 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     res.writeHead(head.status, out);
     // Body bytes that came with the head (often all of a small response) leave in the same
     // write as the status line; the 'data' and 'end' events would come ticks later.
-    const body = readBuffered(stream);
+    const { body, complete } = readBufferedBody(stream);
     bytesOut += body.length;
-    if (stream.inputEnded && stream.readableLength === 0) {
+    if (complete) {
       res.end(body);
       audit(req, started, a, head.status, { bytesIn, bytesOut });
       // The stream still emits 'end' and closes, releasing the tunnel side.

@@ -1,15 +1,9 @@
-import type { EventEmitter } from 'node:events';
-import type { Http2Session } from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
-import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AuthOutcome } from './caller-auth.js';
-
-/** HTTP/2 receive window per stream on our listeners. */
-export const HTTP2_WINDOW = 4 * 1024 * 1024;
-/** HTTP/2 servers whose sessions already get the raised connection window. */
-const raised = new WeakSet<EventEmitter>();
+import { createTunedInjector } from './tuned-injector.js';
 
 export interface ListenerTls {
   cert: string | Buffer;
@@ -58,29 +52,7 @@ export interface GrpcListener {
  * the peer certificate through call.getAuthContext().
  */
 export async function startGrpcListener(server: Server, opts: GrpcListenerOptions): Promise<GrpcListener> {
-  // grpc-js exposes no option for the server's HTTP/2 receive window, and Node's default
-  // (64 KiB per stream) caps a tunnel at 64 KiB per round trip. The settings object is read
-  // when the injector's HTTP/2 server is created, so set it first (each listener has its
-  // own Server, so each sets its own).
-  const common = (server as unknown as { commonServerOptions?: { settings?: Record<string, number> } })
-    .commonServerOptions;
-  if (common) common.settings = { ...common.settings, initialWindowSize: HTTP2_WINDOW };
-  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-  // The connection window is not a setting: it stays at 64 KiB unless each session raises it,
-  // and then every agent's responses (all its streams together) wait for a WINDOW_UPDATE round
-  // trip per 64 KiB. grpc-js keeps the HTTP/2 server the injector made in a private map.
-  const h2Servers = (server as unknown as { http2Servers?: Map<EventEmitter, unknown> }).http2Servers;
-  for (const h2 of h2Servers?.keys() ?? []) {
-    if (raised.has(h2)) continue;
-    raised.add(h2);
-    h2.on('session', (session: Http2Session) => {
-      try {
-        session.setLocalWindowSize(HTTP2_WINDOW);
-      } catch {
-        // A session already torn down: nothing to raise.
-      }
-    });
-  }
+  const injector = createTunedInjector(server);
   const log = opts.logger.child({ listener: opts.name });
   // Keyed by the peer address grpc-js reports for calls on the connection: the listener owns
   // the accept loop, so a live TLS connection is the only one with that address.

@@ -4,13 +4,7 @@ import { normaliseSerialNumber, randomSerialNumber } from './serial.js';
 import { checkCommonName } from './subject.js';
 import type { CertificateAuthority, CreateCertificateAuthorityOptions } from './types.js';
 import { resolveValidity } from './validity.js';
-import {
-  BasicConstraintsExtension,
-  KeyUsageFlags,
-  KeyUsagesExtension,
-  SubjectKeyIdentifierExtension,
-  X509CertificateGenerator,
-} from './x509.js';
+import { x509 } from './x509.js';
 
 const DEFAULT_CA_VALIDITY_DAYS = 3650;
 
@@ -22,6 +16,13 @@ export async function createCertificateAuthority(
   options: CreateCertificateAuthorityOptions,
 ): Promise<CertificateAuthority> {
   checkCommonName(options.commonName);
+  const {
+    BasicConstraintsExtension,
+    KeyUsageFlags,
+    KeyUsagesExtension,
+    SubjectKeyIdentifierExtension,
+    X509CertificateGenerator,
+  } = x509();
   const { notBefore, notAfter } = resolveValidity(options, DEFAULT_CA_VALIDITY_DAYS);
   const serialNumber =
     options.serialNumber === undefined ? randomSerialNumber() : normaliseSerialNumber(options.serialNumber);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseCertificate } from './parse.js';
-import { BasicConstraintsExtension, type JsonName, SubjectAlternativeNameExtension } from './x509.js';
+import { type JsonName, x509 } from './x509.js';
 
 export interface CertificateDescription {
   /** RFC 4514 string, most specific RDN first (as Go's pkix.Name.String()): `CN=agent-a,O=acme`. */
@@ -24,6 +24,7 @@ export interface CertificateDescription {
 /** Reads the fields identity decisions and log lines need, from PEM or DER. */
 export function describeCertificate(input: string | Uint8Array): CertificateDescription {
   const cert = parseCertificate(input);
+  const { BasicConstraintsExtension, SubjectAlternativeNameExtension } = x509();
   const subject = cert.subjectName.toJSON();
   const commonNames = subject.flatMap((rdn) => rdn.CN ?? []);
   const dnsNames: string[] = [];

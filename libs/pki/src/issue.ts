@@ -13,26 +13,19 @@ import type {
 } from './types.js';
 import { resolveValidity } from './validity.js';
 import {
-  AuthorityKeyIdentifierExtension,
-  BasicConstraintsExtension,
-  ExtendedKeyUsage,
-  ExtendedKeyUsageExtension,
+  type AuthorityKeyIdentifierExtension,
   type Extension,
   type JsonGeneralName,
-  KeyUsageFlags,
-  KeyUsagesExtension,
-  SubjectAlternativeNameExtension,
-  SubjectKeyIdentifierExtension,
   type X509Certificate,
-  X509CertificateGenerator,
+  x509,
 } from './x509.js';
 
 const DEFAULT_LEAF_VALIDITY_DAYS = 365;
 
-const EKU: Record<CertificateUsage, string[]> = {
-  server: [ExtendedKeyUsage.serverAuth],
-  client: [ExtendedKeyUsage.clientAuth],
-  both: [ExtendedKeyUsage.serverAuth, ExtendedKeyUsage.clientAuth],
+const EKU: Record<CertificateUsage, Array<'serverAuth' | 'clientAuth'>> = {
+  server: ['serverAuth'],
+  client: ['clientAuth'],
+  both: ['serverAuth', 'clientAuth'],
 };
 
 /** Issues a leaf certificate with a fresh P-256 key, signed by `ca`. */
@@ -51,6 +44,16 @@ export async function issueCertificate(
   const { notBefore, notAfter } = resolveValidity(options, DEFAULT_LEAF_VALIDITY_DAYS);
   const serialNumber =
     options.serialNumber === undefined ? randomSerialNumber() : normaliseSerialNumber(options.serialNumber);
+  const {
+    BasicConstraintsExtension,
+    ExtendedKeyUsage,
+    ExtendedKeyUsageExtension,
+    KeyUsageFlags,
+    KeyUsagesExtension,
+    SubjectAlternativeNameExtension,
+    SubjectKeyIdentifierExtension,
+    X509CertificateGenerator,
+  } = x509();
   const authority = await loadAuthority(ca);
   const keys = await generateKeyPair();
 
@@ -58,7 +61,10 @@ export async function issueCertificate(
     new BasicConstraintsExtension(false, undefined, true),
     // ECDSA keys sign (TLS 1.3 CertificateVerify, ECDHE); they never encipher keys.
     new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
-    new ExtendedKeyUsageExtension(EKU[options.usage], false),
+    new ExtendedKeyUsageExtension(
+      EKU[options.usage].map((u) => ExtendedKeyUsage[u]),
+      false,
+    ),
     await SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
     await authorityKeyIdentifier(authority.cert),
   ];
@@ -111,7 +117,7 @@ async function loadAuthority(
   ca: CertificateAuthority,
 ): Promise<{ cert: X509Certificate; key: webcrypto.CryptoKey }> {
   const cert = parseCertificate(ca.certPem);
-  const constraints = cert.getExtension(BasicConstraintsExtension);
+  const constraints = cert.getExtension(x509().BasicConstraintsExtension);
   if (!constraints?.ca) {
     throw new PkiError(PkiErrorCode.NOT_A_CERTIFICATE_AUTHORITY, `certificate ${cert.subject} is not a CA`);
   }
@@ -123,6 +129,7 @@ async function loadAuthority(
 }
 
 async function authorityKeyIdentifier(caCert: X509Certificate): Promise<AuthorityKeyIdentifierExtension> {
+  const { AuthorityKeyIdentifierExtension, SubjectKeyIdentifierExtension } = x509();
   const ski = caCert.getExtension(SubjectKeyIdentifierExtension);
   if (ski) return new AuthorityKeyIdentifierExtension(ski.keyId, false);
   return AuthorityKeyIdentifierExtension.create(caCert.publicKey, false, webcrypto);

@@ -1,5 +1,5 @@
 import { PkiError, PkiErrorCode } from './errors.js';
-import { X509Certificate } from './x509.js';
+import { type X509Certificate, x509 } from './x509.js';
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -21,7 +21,7 @@ export function parseCertificate(input: string | Uint8Array): X509Certificate {
     input = blocks[0] as string;
   }
   try {
-    return new X509Certificate(input);
+    return new (x509().X509Certificate)(input);
   } catch (cause) {
     throw new PkiError(PkiErrorCode.CERTIFICATE_PARSE, 'certificate is not valid X.509', { cause });
   }

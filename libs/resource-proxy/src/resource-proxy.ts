@@ -8,7 +8,13 @@ import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
-import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import {
+  isTunnelError,
+  readBufferedBody,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { argocdAgentResourceProxyMetrics } from './argocd-agent-metrics.js';
@@ -245,7 +251,20 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
     res.writeHead(head.status, out);
-    if (streaming) res.flushHeaders();
+    // Body bytes that came with the head (often all of a small response, and its end) leave
+    // in one write with the status line: the 'data' and 'end' events would come ticks later,
+    // and the end of a chunked body would be a write of its own.
+    const { body, complete } = readBufferedBody(stream);
+    bytesOut += body.length;
+    if (complete) {
+      res.end(body);
+      audit(head.status);
+      // The stream still emits 'end' and closes, releasing the tunnel side.
+      stream.resume();
+      return;
+    }
+    if (body.length > 0) res.write(body);
+    else if (streaming) res.flushHeaders();
     stream.on('data', (chunk: Buffer) => {
       bytesOut += chunk.length;
       if (!res.write(chunk)) {

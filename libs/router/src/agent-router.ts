@@ -13,6 +13,7 @@ import type { OpenInit, TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { agentNotConnected } from './errors.js';
 import { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
+import { gatewayChannelOptions } from './gateway-channel-options.js';
 
 /** A gateway in this very process (single-process mode): no network hop. */
 export interface LocalGateway {
@@ -131,20 +132,11 @@ export class AgentRouter {
   private client(address: string): Client {
     let c = this.clients.get(address);
     if (!c) {
-      c = new Client(address, this.opts.credentials, {
-        'grpc.keepalive_time_ms': 20_000,
-        'grpc.keepalive_timeout_ms': 5_000,
-        'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
-        'grpc-node.max_session_memory': 256,
-        ...(this.opts.serverNameOverride
-          ? { 'grpc.ssl_target_name_override': this.opts.serverNameOverride }
-          : {}),
-        // Node's default 64 KiB HTTP/2 window would cap each response at 64 KiB per round trip.
-        'grpc-node.flow_control_window': 4 * 1024 * 1024,
-        // Fail fast on a dead gateway instead of backing off for a minute.
-        'grpc.initial_reconnect_backoff_ms': 100,
-        'grpc.max_reconnect_backoff_ms': 2_000,
-      });
+      c = new Client(
+        address,
+        this.opts.credentials,
+        gatewayChannelOptions({ serverNameOverride: this.opts.serverNameOverride }),
+      );
       this.clients.set(address, c);
     }
     return c;

@@ -6,3 +6,8 @@ export {
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';
 export { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
+export {
+  GATEWAY_CLIENT_WINDOW,
+  type GatewayChannelOptionsInit,
+  gatewayChannelOptions,
+} from './gateway-channel-options.js';

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import {
   type Context,
   context,
@@ -6,9 +7,19 @@ import {
   type Span,
   trace,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { W3CTraceContextPropagator } from '@opentelemetry/core';
 
-const w3c = new W3CTraceContextPropagator();
+let propagator: W3CTraceContextPropagator | undefined;
+/**
+ * Loaded on first use: only code that makes spans calls these, and @opentelemetry/core
+ * brings the semantic conventions along (a few MiB an app without tracing need not hold).
+ */
+function w3c(): W3CTraceContextPropagator {
+  propagator ??= new (
+    createRequire(import.meta.url)('@opentelemetry/core') as typeof import('@opentelemetry/core')
+  ).W3CTraceContextPropagator();
+  return propagator;
+}
 
 export interface TraceHeaders {
   traceparent: string;
@@ -23,12 +34,12 @@ export interface TraceHeaders {
 export function contextFromTraceparent(traceparent: string | undefined, tracestate?: string): Context {
   const base = context.active();
   if (!traceparent) return base;
-  return w3c.extract(base, { traceparent, tracestate }, defaultTextMapGetter);
+  return w3c().extract(base, { traceparent, tracestate }, defaultTextMapGetter);
 }
 
 /** `traceparent` and `tracestate` (empty when none) that make the receiver's spans children of `span`. */
 export function traceHeaders(span: Span): TraceHeaders {
   const carrier: Partial<TraceHeaders> = {};
-  w3c.inject(trace.setSpan(context.active(), span), carrier, defaultTextMapSetter);
+  w3c().inject(trace.setSpan(context.active(), span), carrier, defaultTextMapSetter);
   return { traceparent: carrier.traceparent ?? '', tracestate: carrier.tracestate ?? '' };
 }

@@ -20,6 +20,6 @@ export {
   type MultiplexerOptions,
   type OpenInit,
 } from './multiplexer.js';
-export { readBuffered } from './read-buffered.js';
+export { readBuffered, readBufferedBody } from './read-buffered.js';
 export { bridgeUpgraded, type UpgradedBridgeOptions } from './upgraded-bridge.js';
 export { WindowBudget } from './window-budget.js';

@@ -1,0 +1,127 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from '@pullplane/agent-core';
+import { createMemoryBus } from '@pullplane/bus';
+import { AgentRouter } from '@pullplane/router';
+import {
+  DEFAULT_INITIAL_WINDOW,
+  DEFAULT_MAX_STREAM_WINDOW,
+  DEFAULT_SESSION_WINDOW_BUDGET,
+  MAX_CHUNK_SIZE_LIMIT,
+  Multiplexer,
+} from '@pullplane/tunnel';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, expect, it } from 'vitest';
+import { Gateway } from '../src/index.js';
+
+const logger = pino({ level: 'silent' });
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const MiB = 1024 * 1024;
+const BODY = 48 * MiB;
+const CHUNK = 64 * 1024;
+
+it('grows the credit of a bulk response over the real agent tunnel within the budgets, and gives it back', async () => {
+  const backend = http.createServer((_req, res) => {
+    let left = BODY;
+    const block = Buffer.alloc(256 * 1024, 1);
+    const pump = () => {
+      while (left > 0) {
+        left -= block.length;
+        if (!res.write(block)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+  cleanups.push(() => backend.close());
+  const bus = createMemoryBus();
+  const processBudget = 32 * MiB;
+  const gateway = new Gateway({
+    bus,
+    logger,
+    registry: new Registry(),
+    agentListener: { host: '127.0.0.1', port: 0 },
+    internalListener: { host: '127.0.0.1', port: 0 },
+    advertiseHost: '127.0.0.1',
+    authenticateAgent: () => ({ ok: true, identity: 'agent-a' }),
+    authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
+    maxChunkSize: CHUNK,
+    initialWindow: DEFAULT_INITIAL_WINDOW,
+    windowBudgetBytes: processBudget,
+    drainTimeoutMs: 500,
+    presenceRefreshMs: 30_000,
+  });
+  await gateway.start();
+  cleanups.push(() => gateway.stop());
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(
+    { name: 'c', server: `http://127.0.0.1:${(backend.address() as AddressInfo).port}`, skipTLSVerify: true },
+    { name: 'u', token: 't' },
+  );
+  const agent = new Agent({
+    agentName: 'agent-a',
+    agentVersion: 'test',
+    target: `127.0.0.1:${gateway.agentPort}`,
+    credentials: credentials.createInsecure(),
+    metadata: () => new Metadata(),
+    heartbeatIntervalMs: 60_000,
+    keepAlivePingIntervalMs: 0,
+    kubeConfig: kc,
+    enableResourceProxy: true,
+    resourceProxyFilter: 'none',
+    logger,
+  });
+  agent.start();
+  cleanups.push(() => agent.stop());
+  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure() });
+  await router.start();
+  cleanups.push(() => router.stop());
+  await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
+  const session = gateway.session('agent-a')!;
+
+  // Data chunks the gateway receives from the agent, and what its budgets hold meanwhile.
+  const chunks: number[] = [];
+  let sessionPeak = 0;
+  let processPeak = 0;
+  const original = Multiplexer.prototype.receive;
+  Multiplexer.prototype.receive = function (this: Multiplexer, f) {
+    if (f.kind.case === 'data' && this === session.mux) {
+      chunks.push(f.kind.value.chunk.byteLength);
+      sessionPeak = Math.max(sessionPeak, this.windowBudget.reserved);
+      processPeak = Math.max(processPeak, gateway.windowBudget.reserved);
+    }
+    original.call(this, f);
+  };
+  let received = 0;
+  try {
+    const s = router.open('agent-a', {
+      head: { case: 'http', value: { method: 'GET', path: '/big', headers: [] } },
+    });
+    s.on('data', (c: Buffer) => {
+      received += c.length;
+    });
+    await new Promise((r) => s.on('end', r));
+  } finally {
+    Multiplexer.prototype.receive = original;
+  }
+  expect(received).toBe(BODY);
+  // Chunks never pass the 1 MiB limit. (They stay at the API server's socket reads, 64 KiB
+  // here: a stream sends each write as it comes, and only bigger writes make bigger chunks.)
+  expect(Math.max(...chunks)).toBeLessThanOrEqual(Math.min(CHUNK, MAX_CHUNK_SIZE_LIMIT));
+  // The stream's window grew to the 4 MiB maximum, reserved from the session's budget,
+  // itself within the process's.
+  expect(sessionPeak).toBe(DEFAULT_MAX_STREAM_WINDOW - DEFAULT_INITIAL_WINDOW);
+  expect(sessionPeak).toBeLessThanOrEqual(DEFAULT_SESSION_WINDOW_BUDGET);
+  expect(processPeak).toBeLessThanOrEqual(processBudget);
+  // Once the stream is over, every grown byte of credit is given back.
+  await expect.poll(() => session.mux.windowBudget.reserved).toBe(0);
+  expect(gateway.windowBudget.reserved).toBe(0);
+});
