@@ -8,8 +8,8 @@ import { createResourceProxy, type ResourceProxy } from '../src/index.js';
 
 // The resource proxy on its own: a real HTTP listener on port 0, callers with real tokens,
 // and behind it a real tunnel multiplexer pair whose agent end the test answers by hand.
-// The tunnel speaks protocol v1, whose Open carries no timeout: nothing but the proxy's own
-// deadline can end a request the agent never answers.
+// The Open goes on without the requester's timeout (as to an agent too old to enforce one):
+// nothing but the proxy's own deadline can end a request the agent never answers.
 let proxy: ResourceProxy;
 let tokens: TokenAuthority;
 let caller: string;
@@ -23,11 +23,10 @@ beforeAll(async () => {
   caller = await tokens.issue('argocd', { agents: ['agent-a'] });
   impersonator = await tokens.issue('ops-admin', { agents: ['agent-a'] });
   const link = createMemoryLink();
-  const requester = new Multiplexer({ sink: link.a, role: 'gateway', protocolVersion: 1 });
+  const requester = new Multiplexer({ sink: link.a, role: 'gateway' });
   const agent = new Multiplexer({
     sink: link.b,
     role: 'agent',
-    protocolVersion: 1,
     onStream: (s) => {
       opened.push(s.open);
       answer(s);
@@ -42,7 +41,7 @@ beforeAll(async () => {
       open: (name, init) => {
         expect(name).toBe('agent-a');
         const { routeDeadline: _deadline, ...rest } = init;
-        return requester.open(rest);
+        return requester.open({ ...rest, timeoutMs: 0 });
       },
     },
     logger: pino({ level: 'silent' }),
