@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@pullplane/testing';
+import { builtAppMain, freePort } from '@pullplane/testing';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const main = path.join(root, 'apps/redis-proxy/dist/main.js');
@@ -27,7 +27,7 @@ export interface ProxyProcess {
  * proxy's and nothing of the test's. Ready when it logs "redis proxy listening".
  */
 export async function spawnProxy(flags: string[], env: Record<string, string> = {}): Promise<ProxyProcess> {
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  builtAppMain('redis-proxy');
   const port = await freePort();
   const metricsPort = await freePort();
   const child = spawn(

@@ -2,12 +2,11 @@ import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
-import { fileURLToPath } from 'node:url';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { renderKubeconfig } from '@pullplane/resource-proxy';
-import { runKubectl } from '@pullplane/testing';
+import { builtAppMain, runKubectl } from '@pullplane/testing';
 import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,7 +220,7 @@ describe('mesh callers', () => {
 describe('--allow-insecure-non-loopback', () => {
   /** Everything the built resource proxy logs up to its ops server listening (after any warning). */
   async function startupLines(host: string, extra: string[]): Promise<Array<Record<string, unknown>>> {
-    const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+    const main = builtAppMain('resource-proxy');
     const child = spawn(
       process.execPath,
       [

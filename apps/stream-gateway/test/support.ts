@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,15 +12,16 @@ import { connectNatsBus } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_FORWARD_PATH } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
-import { freePort } from '@pullplane/testing';
+import { builtAppMain, freePort } from '@pullplane/testing';
 import pino from 'pino';
 
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const gatewayMain = path.join(root, 'apps/stream-gateway/dist/main.js');
 
+/** Fails early when the built gateway is missing or older than the sources. */
 export function requireBuild(): void {
-  if (!existsSync(gatewayMain)) throw new Error(`${gatewayMain} is missing: run \`npm run build\` first`);
+  builtAppMain('stream-gateway');
 }
 
 export interface TestPki {
@@ -339,8 +340,7 @@ export interface AppProcess {
 
 /** Spawns a built app (`apps/<app>/dist/main.js`) and collects its output. */
 export function spawnApp(app: string, args: string[]): AppProcess {
-  const main = path.join(root, `apps/${app}/dist/main.js`);
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const main = builtAppMain(app);
   const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const waiters: Array<() => void> = [];

@@ -114,3 +114,60 @@ describe('RedisExecutor', () => {
     await expect(s.responseHead()).rejects.toThrow(/belongs to agent west/);
   });
 });
+
+describe('RedisExecutor push cap', () => {
+  it('drops a subscription whose reader stopped once its unsent pushes pass the cap, and releases it', async () => {
+    const slow = new RedisExecutor({
+      agentName: 'east',
+      endpoint: { host: redis.host, port: redis.port, password: 'pw' },
+      logger: pino({ level: 'silent' }),
+      maxPendingPushBytes: 32 * 1024,
+    });
+    // 16 KiB of tunnel credit: past it, pushes wait in the stream, counted against the cap.
+    const link = createMemoryLink();
+    const requester = new Multiplexer({
+      sink: link.a,
+      role: 'gateway',
+      maxChunkSize: 16 * 1024,
+      initialWindow: 16 * 1024,
+    });
+    const agent = new Multiplexer({
+      sink: link.b,
+      role: 'agent',
+      maxChunkSize: 16 * 1024,
+      initialWindow: 16 * 1024,
+      onStream: (st) => slow.handle(st),
+    });
+    link.connect(
+      (f) => requester.receive(f),
+      (f) => agent.receive(f),
+    );
+    try {
+      const s = requester.open({
+        head: {
+          case: 'redis',
+          value: {
+            args: [Buffer.from('SUBSCRIBE'), Buffer.from('app|resources-tree|east_slow|1')],
+            respVersion: 3,
+          },
+        },
+      });
+      expect((await s.responseHead()).status).toBe(200);
+      s.pause();
+      const failed = new Promise<Error>((resolve) => s.on('error', resolve));
+      const payload = 'p'.repeat(4 * 1024);
+      // Published until the executor gives up on the reader (a bound, not a wait: 64 × 4 KiB is
+      // twice credit and cap together many times over).
+      for (let i = 0; i < 64 && !s.destroyed; i++) await direct.publish('app|resources-tree|slow|1', payload);
+      expect((await failed).message).toMatch(/subscriber too slow/);
+      await expect
+        .poll(async () =>
+          Number(((await direct.pubsub('NUMSUB', 'app|resources-tree|slow|1')) as unknown[])[1]),
+        )
+        .toBe(0);
+      expect(agent.activeStreams).toBe(0);
+    } finally {
+      await slow.stop();
+    }
+  });
+});

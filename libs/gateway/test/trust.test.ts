@@ -1,91 +1,21 @@
-import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { parseAuthMethod } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
-import {
-  AGENT_TUNNEL_CONNECT_PATH,
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  frame,
-  GATEWAY_FORWARD_PATH,
-} from '@pullplane/proto';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { afterAll, describe, expect, it } from 'vitest';
+import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_FORWARD_PATH } from '@pullplane/proto';
+import { describe, expect, it } from 'vitest';
 import {
   type Authenticator,
   type FlappingEvent,
-  Gateway,
   internalAuthenticator,
   ReplacementWatch,
 } from '../src/index.js';
-
-const logger = pino({ level: 'silent' });
-const cleanups: Array<() => unknown> = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
-
-/** Agents say who they are and what kind of credential they hold in metadata (a stand-in authenticator). */
-const byMetadata: Authenticator = (ctx) => {
-  const agent = ctx.metadata.get('x-agent')[0];
-  const credential = ctx.metadata.get('x-credential')[0];
-  if (typeof agent !== 'string') return { ok: false, code: 'MISSING', reason: 'no x-agent' };
-  return { ok: true, identity: agent, credential: credential === 'unmarked' ? 'unmarked' : 'agent' };
-};
-
-async function gateway(bus: Bus, authenticateInternal: Authenticator = byMetadata): Promise<Gateway> {
-  const g = new Gateway({
-    bus,
-    logger,
-    registry: new Registry(),
-    agentListener: { host: '127.0.0.1', port: 0 },
-    internalListener: { host: '127.0.0.1', port: 0 },
-    advertiseHost: '127.0.0.1',
-    authenticateAgent: byMetadata,
-    authenticateInternal,
-    maxChunkSize: 64 * 1024,
-    initialWindow: 256 * 1024,
-    drainTimeoutMs: 500,
-    presenceRefreshMs: 30_000,
-  });
-  await g.start();
-  cleanups.push(() => g.stop());
-  return g;
-}
+import { byMetadata, cleanups, metadataOf, rawAgent, startGateway } from './support.js';
 
 /** Opens a tunnel like an agent; resolves once Welcome or an error arrived, keeping the call open. */
-function connect(
-  port: number,
-  agent: string,
-  credential: 'agent' | 'unmarked',
-): Promise<{ welcome?: Frame; error?: ServiceError; close(): void }> {
-  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
-  const md = new Metadata();
-  md.set('x-agent', agent);
-  md.set('x-credential', credential);
-  const call = client.makeBidiStreamRequest<Frame, Frame>(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-    md,
-  );
-  const close = () => {
-    call.cancel();
-    client.close();
-  };
-  cleanups.push(close);
-  call.write(
-    frame({
-      case: 'hello',
-      value: { minProtocolVersion: 1, maxProtocolVersion: 1, agentVersion: 't', heartbeatIntervalMs: 30_000 },
-    }),
-  );
-  return new Promise((resolve) => {
-    call.once('data', (f: Frame) => resolve({ welcome: f, close }));
-    call.on('error', (error: ServiceError) => resolve({ error, close }));
-  });
-}
+const connect = (port: number, agent: string, credential: 'agent' | 'unmarked') =>
+  rawAgent(port, agent, { credential });
+const gateway = (bus: Bus, authenticateInternal: Authenticator = byMetadata) =>
+  startGateway(bus, { authenticateInternal });
 
 describe('internal listener authentication per call', () => {
   it('refuses a Forward that did not arrive over a checked TLS connection, whatever it carries', async () => {
@@ -95,13 +25,11 @@ describe('internal listener authentication per call', () => {
     await connect(g.agentPort, 'agent-a', 'agent');
     const client = new Client(`127.0.0.1:${g.internalPort}`, credentials.createInsecure());
     cleanups.push(() => client.close());
-    const md = new Metadata();
-    md.set('x-agent', 'resource-proxy');
     const call = client.makeBidiStreamRequest<Frame, Frame>(
       GATEWAY_FORWARD_PATH,
       encodeFrame,
       decodeFrame,
-      md,
+      metadataOf('resource-proxy'),
     );
     call.write(
       frame({

@@ -147,7 +147,11 @@ describe('filterList', () => {
     const pending: { p?: Promise<IteratorResult<Buffer>> } = {};
     src.push(`{"kind":"PodList","items":[${JSON.stringify(pods[0])},`);
     let got = '';
-    for (let r = await nextOrPending(it, pending); r !== 'pending'; r = await nextOrPending(it, pending)) {
+    for (
+      let r = await nextOrPending(it, pending, src);
+      r !== 'pending';
+      r = await nextOrPending(it, pending, src)
+    ) {
       got += (r as IteratorResult<Buffer>).value?.toString() ?? '';
     }
     expect(got).toContain('guestbook-ui-85985d4f9c-x2kqp');

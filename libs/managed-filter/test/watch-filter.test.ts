@@ -86,18 +86,18 @@ describe('filterWatch', () => {
     const pending: { p?: Promise<IteratorResult<Buffer>> } = {};
     const first = line('ADDED', pod('a', rs));
     src.push(first.slice(0, 40));
-    expect(await nextOrPending(it, pending)).toBe('pending');
+    expect(await nextOrPending(it, pending, src)).toBe('pending');
     src.push(first.slice(40));
-    const got = await nextOrPending(it, pending);
+    const got = await nextOrPending(it, pending, src);
     expect(got).not.toBe('pending');
     expect((got as IteratorResult<Buffer>).value.toString()).toBe(first);
     // Several lines in one chunk, the last one split: the complete ones come out at once.
     src.push(line('ADDED', pod('b', stray)) + line('ADDED', pod('c', rs)) + bookmark('9').slice(0, 10));
-    const c = await nextOrPending(it, pending);
+    const c = await nextOrPending(it, pending, src);
     expect((c as IteratorResult<Buffer>).value.toString()).toContain('"name":"c"');
-    expect(await nextOrPending(it, pending)).toBe('pending');
+    expect(await nextOrPending(it, pending, src)).toBe('pending');
     src.push(bookmark('9').slice(10));
-    expect((await nextOrPending(it, pending)) as IteratorResult<Buffer>).toMatchObject({ done: false });
+    expect((await nextOrPending(it, pending, src)) as IteratorResult<Buffer>).toMatchObject({ done: false });
     src.push(null);
     expect(await (pending.p ?? it.next())).toMatchObject({ done: true });
   });

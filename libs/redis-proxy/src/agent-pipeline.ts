@@ -51,7 +51,13 @@ export class AgentPipeline {
     const decoder = new RespDecoder({
       maxBulkLength: opts.maxReplyBytes,
       onValue: (v, end) => this.onReply(v, end),
-      onError: () => this.fail(ReplyText.badAgentReply(opts.agent)),
+      // Over a limit (a bulk past the reply cap) says so; anything else is malformed.
+      onError: (err) =>
+        this.fail(
+          err.limit === undefined
+            ? ReplyText.badAgentReply(opts.agent)
+            : ReplyText.replyTooLarge(opts.agent, opts.maxReplyBytes),
+        ),
     });
     stream.responseHead().then(
       (head) => {

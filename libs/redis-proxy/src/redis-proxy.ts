@@ -216,6 +216,10 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     }
     if (clients.size >= maxClients) {
       metrics.limitHit('max_clients');
+      // Read (and drop) what it sends, or its FIN is never seen and the socket, never closed,
+      // holds up close() for good.
+      socket.on('error', () => undefined);
+      socket.resume();
       socket.end('-ERR max number of clients reached\r\n');
       return;
     }

@@ -6,6 +6,7 @@ import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import { parseAuthMethod } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
+import { RespDecoder } from '@pullplane/resp';
 import { AgentRouter } from '@pullplane/router';
 import { createTestPki, type RedisServerHandle, startRedisServer, waitFor } from '@pullplane/testing';
 import type { LogicalStream } from '@pullplane/tunnel';
@@ -237,32 +238,71 @@ export async function until(cond: () => boolean | Promise<boolean>): Promise<voi
   while (!(await cond())) await new Promise((r) => setTimeout(r, 10)); // wait-ok: poll interval of a loop that waits for the event under a deadline
 }
 
-/** Writes raw bytes to the proxy and collects everything it answers until it closes or goes quiet. */
+/**
+ * What ends a raw exchange: `{ replies: n }` the n-th complete RESP reply (or the proxy closing
+ * first), 'close' the proxy closing the connection, 'end' the proxy closing it after the test
+ * half-closed its side (what a client that sent everything does; for input whose replies are
+ * not known in advance).
+ */
+export type RawUntil = { replies: number } | 'close' | 'end';
+
+/**
+ * Writes raw bytes to the proxy and collects what it answers until `until` happened. Replies are
+ * counted by decoding them with the project's RESP decoder, so a reply split across reads or a
+ * late one is waited for, never mistaken for the end. The deadline is generous: it only turns a
+ * missing event into a failure that says what did arrive.
+ */
 export async function rawExchange(
   port: number,
   input: Buffer | string,
-  quietMs = 300,
-): Promise<{ output: string; closed: boolean }> {
+  until: RawUntil,
+  deadlineMs = 20_000,
+): Promise<{ output: string; closed: boolean; replies: number }> {
   const { connect } = await import('node:net');
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(input));
-    let output = '';
-    let timer: NodeJS.Timeout;
-    const done = (closed: boolean) => {
-      clearTimeout(timer);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let replies = 0;
+    let settled = false;
+    const output = () => Buffer.concat(chunks).toString('latin1');
+    const finish = (closed: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
       socket.destroy();
-      resolve({ output, closed });
+      resolve({ output: output(), closed, replies });
     };
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => done(false), quietMs);
-    };
-    socket.on('data', (d: Buffer) => {
-      output += d.toString('latin1');
-      arm();
+    const decoder = new RespDecoder({
+      onValue: () => {
+        replies++;
+        if (typeof until === 'object' && replies === until.replies) finish(false);
+      },
+      onError: (err) => {
+        if (settled) return;
+        settled = true;
+        socket.destroy();
+        reject(
+          new Error(
+            `the proxy answered something that is not RESP (${err.message}): ${JSON.stringify(output())}`,
+          ),
+        );
+      },
     });
-    socket.on('close', () => done(true));
+    const deadline = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      const want = typeof until === 'object' ? `${until.replies} replies` : 'the proxy to close';
+      reject(new Error(`waited ${deadlineMs} ms for ${want}; got ${replies}: ${JSON.stringify(output())}`));
+    }, deadlineMs);
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      if (until === 'end') socket.end(input);
+      else socket.write(input);
+    });
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      decoder.push(d);
+    });
+    socket.on('close', () => finish(true));
     socket.on('error', () => undefined);
-    arm();
   });
 }

@@ -92,7 +92,7 @@ describe('before AUTH', () => {
   for (const [name, input, answer, limit] of cases) {
     it(`refuses ${name} with a clear error, closes, and counts it`, async () => {
       const before = await refusals(limit);
-      const { output, closed } = await rawExchange(s.proxy.port, input);
+      const { output, closed } = await rawExchange(s.proxy.port, input, 'close');
       expect(output).toBe(answer);
       expect(closed).toBe(true);
       expect(await refusals(limit)).toBe(before + 1);
@@ -105,7 +105,7 @@ describe('before AUTH', () => {
       cmd('MGET', ...Array(20).fill('k')),
       cmd('SET', 'big-after-auth', 'v'.repeat(100 * KiB)),
     ]);
-    const { output, closed } = await rawExchange(s.proxy.port, input, 500);
+    const { output, closed } = await rawExchange(s.proxy.port, input, { replies: 3 });
     expect(closed).toBe(false);
     expect(output).toMatch(/^%7\r\n/);
     expect(output).toContain(`*20\r\n${'_\r\n'.repeat(20)}`);
@@ -138,7 +138,7 @@ describe('before AUTH', () => {
 
   it('tightens them again after RESET', async () => {
     const input = Buffer.concat([AUTH, cmd('RESET'), cmd('MGET', ...Array(20).fill('k'))]);
-    const { output, closed } = await rawExchange(s.proxy.port, input);
+    const { output, closed } = await rawExchange(s.proxy.port, input, 'close');
     expect(output).toBe(
       '+OK\r\n+RESET\r\n-ERR Protocol error: unauthenticated multibulk length (at most 10 arguments before AUTH, --max-unauthenticated-args)\r\n',
     );
@@ -170,7 +170,11 @@ describe('after AUTH', () => {
   for (const [name, input, answer, limit] of cases) {
     it(`refuses ${name}, closes, and counts it`, async () => {
       const before = await refusals(limit);
-      const { output, closed } = await rawExchange(s.proxy.port, Buffer.concat([AUTH, Buffer.from(input)]));
+      const { output, closed } = await rawExchange(
+        s.proxy.port,
+        Buffer.concat([AUTH, Buffer.from(input)]),
+        'close',
+      );
       expect(output).toBe(`+OK\r\n${answer}`);
       expect(closed).toBe(true);
       expect(await refusals(limit)).toBe(before + 1);

@@ -135,7 +135,7 @@ describe('administrative commands', () => {
       ),
       Buffer.from('*2\r\n$3\r\nGET\r\n$6\r\ncanary\r\n'),
     ]);
-    const { output, closed } = await rawExchange(s.proxy.port, input, 1_000);
+    const { output, closed } = await rawExchange(s.proxy.port, input, { replies: ADMIN.length + 2 });
     expect(closed).toBe(false);
     expect(output).toBe(
       ['+OK', ...ADMIN.map(([, name]) => `-${refusal(name)}`), '$10', 'still-here', ''].join('\r\n'),
@@ -169,7 +169,7 @@ describe('administrative commands', () => {
     await expect(c.call('CONFIG', 'NOSUCHSUB')).rejects.toThrow(refusal('config|nosuchsub'));
     await expect(c.call('NO-SUCH-COMMAND-1')).rejects.toThrow(refusal('no-such-command-1'));
     await expect(c.call('NO-SUCH-COMMAND-2')).rejects.toThrow(refusal('no-such-command-2'));
-    const raw = await rawExchange(s.proxy.port, 'FLUSHDB\r\n');
+    const raw = await rawExchange(s.proxy.port, 'FLUSHDB\r\n', { replies: 1 });
     expect(raw.output).toBe('-NOAUTH Authentication required.\r\n');
     const values = (await registry.getSingleMetric('pullplane_redis_proxy_refused_commands_total')!.get())
       .values;

@@ -115,7 +115,7 @@ describe('malformed input', () => {
   ];
   for (const [name, input, expected] of cases) {
     it(`answers a protocol error and closes: ${name}`, async () => {
-      const { output, closed } = await rawExchange(s.proxy.port, input);
+      const { output, closed } = await rawExchange(s.proxy.port, input, 'close');
       expect(output).toMatch(expected);
       expect(closed).toBe(true);
     });
@@ -128,16 +128,16 @@ describe('malformed input', () => {
       cmd('GET', 'app|managed-resources|agent-a_before|1'),
       Buffer.from('*1\r\n$-5\r\n'),
     ]);
-    const { output, closed } = await rawExchange(s.proxy.port, input, 1_000);
+    const { output, closed } = await rawExchange(s.proxy.port, input, 'close');
     expect(output).toBe('+OK\r\n+OK\r\n$1\r\nv\r\n-ERR Protocol error: invalid bulk length\r\n');
     expect(closed).toBe(true);
   });
 
   it('serves valid inline commands like Redis, and drops HTTP requests', async () => {
-    expect((await rawExchange(s.proxy.port, 'AUTH s3cret\r\nPING\r\nECHO "a b"\n')).output).toBe(
-      '+OK\r\n+PONG\r\n$3\r\na b\r\n',
-    );
-    const http = await rawExchange(s.proxy.port, 'POST / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(
+      (await rawExchange(s.proxy.port, 'AUTH s3cret\r\nPING\r\nECHO "a b"\n', { replies: 3 })).output,
+    ).toBe('+OK\r\n+PONG\r\n$3\r\na b\r\n');
+    const http = await rawExchange(s.proxy.port, 'POST / HTTP/1.1\r\nHost: x\r\n\r\n', 'close');
     expect(http.closed).toBe(true);
     expect(http.output).toBe('');
   });
@@ -166,9 +166,9 @@ describe('malformed input', () => {
       for (let j = 0; j < 1 + rand(4); j++) m[AUTH.length + rand(m.length - AUTH.length)] = rand(256);
       inputs.push(i % 3 === 1 ? m : m.subarray(0, AUTH.length + rand(m.length - AUTH.length)));
     }
-    // Many at once, each torn down when the proxy closes it or goes quiet.
+    // Many at once, each sent whole and half-closed; done when the proxy has closed it in turn.
     for (let i = 0; i < inputs.length; i += 20)
-      await Promise.all(inputs.slice(i, i + 20).map((input) => rawExchange(s.proxy.port, input, 400)));
+      await Promise.all(inputs.slice(i, i + 20).map((input) => rawExchange(s.proxy.port, input, 'end')));
     await quiet();
     const c = s.client();
     expect(await c.ping()).toBe('PONG');

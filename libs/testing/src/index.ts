@@ -42,6 +42,7 @@ export {
   startFakeKubeApiServer,
 } from './kube/index.js';
 export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
+export { builtAppMain } from './launchers/built-app.js';
 export { freePort } from './launchers/free-port.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
 export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';

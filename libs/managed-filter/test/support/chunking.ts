@@ -70,6 +70,7 @@ export async function runAllChunkings(
 export class ManualSource implements AsyncIterable<Buffer> {
   private queue: Array<Buffer | null> = [];
   private waiter: ((v: Buffer | null) => void) | undefined;
+  private starving: Array<() => void> = [];
 
   push(chunk: string | Buffer | null): void {
     const v = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -80,27 +81,43 @@ export class ManualSource implements AsyncIterable<Buffer> {
     } else this.queue.push(v);
   }
 
+  /**
+   * Resolves once the reader has taken everything pushed and asks for more: the event that
+   * shows a filter has done all it can with its input so far.
+   */
+  starved(): Promise<void> {
+    if (this.waiter) return Promise.resolve();
+    return new Promise((r) => this.starving.push(r));
+  }
+
   async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
     for (;;) {
       const next =
         this.queue.length > 0
           ? this.queue.shift()!
-          : await new Promise<Buffer | null>((r) => (this.waiter = r));
+          : await new Promise<Buffer | null>((r) => {
+              this.waiter = r;
+              for (const s of this.starving.splice(0)) s();
+            });
       if (next === null) return;
       yield next;
     }
   }
 }
 
-/** Resolves with the next value, or 'pending' if none arrives within a few event-loop turns. */
+/**
+ * Resolves with the filter's next value, or 'pending' when it has asked its source for more
+ * input without emitting one (the filter is starved, so nothing can come before the next push).
+ */
 export async function nextOrPending<T>(
   it: AsyncIterator<T>,
   pending: { p?: Promise<IteratorResult<T>> | undefined },
+  source: ManualSource,
 ) {
   pending.p ??= it.next();
   const p = pending.p;
-  const timeout = new Promise<'pending'>((r) => setTimeout(() => r('pending'), 20));
-  const res = await Promise.race([p, timeout]);
+  const starved = source.starved().then(() => Promise.race([p, Promise.resolve('pending' as const)]));
+  const res = await Promise.race([p, starved]);
   if (res !== 'pending') pending.p = undefined;
   return res;
 }

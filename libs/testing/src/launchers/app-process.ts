@@ -1,9 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+import { builtAppMain } from './built-app.js';
 
 /** A built app (`apps/<app>/dist/main.js`) running as a process of its own, and its JSON log lines. */
 export interface AppProcess {
@@ -31,8 +27,7 @@ export function spawnAppProcess(
   args: readonly string[],
   env: Record<string, string> = {},
 ): AppProcess {
-  const main = path.join(root, `apps/${app}/dist/main.js`);
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const main = builtAppMain(app);
   const child = spawn(process.execPath, [main, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
