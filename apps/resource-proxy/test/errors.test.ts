@@ -91,6 +91,18 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     }
   });
 
+  it('answers a protobuf-only client in JSON: the agent asks the cluster for JSON, which it can filter', async () => {
+    h.cluster.clearRequests();
+    const r = await h.call('GET', '/api/v1/namespaces/demo/pods', {
+      cert: callerCert,
+      headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    });
+    // The strict cluster would answer 406 to the protobuf-only Accept had it reached it unchanged.
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'PodList' });
+    expect(h.cluster.requests.find((q) => q.path.endsWith('/pods'))?.headers.accept).toBe('application/json');
+  });
+
   it('413 for a body over the limit', async () => {
     const big = JSON.stringify({
       apiVersion: 'v1',
