@@ -16,6 +16,8 @@ const RULES: PolicyRule[] = [
   { verbs: ['get'], apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['web'] },
   { verbs: ['patch'], apiGroups: ['apps'], resources: ['*/scale'] },
   { verbs: ['list'], apiGroups: [''], resources: ['namespaces'] },
+  // A Role in "default" covers the Namespace object "default" itself.
+  { verbs: ['get'], apiGroups: [''], resources: ['namespaces'], namespaces: ['default'] },
 ];
 
 let server: FakeKubeApiServer;
@@ -58,6 +60,7 @@ describe('RBAC rules per user', () => {
     expect((await call('GET', '/api/v1/namespaces/h/pods/p')).status).toBe(200);
     expect((await call('GET', '/apis/apps/v1/namespaces/h/deployments/web')).status).toBe(200);
     expect((await call('GET', '/api/v1/namespaces')).status).toBe(200);
+    expect((await call('GET', '/api/v1/namespaces/default')).status).toBe(200);
     const scale = await call(
       'PATCH',
       '/apis/apps/v1/namespaces/h/deployments/db/scale',
@@ -97,7 +100,7 @@ describe('RBAC rules per user', () => {
       [
         'GET',
         '/api/v1/namespaces/h',
-        deny('namespaces "h"', 'get', 'namespaces', '', 'at the cluster scope'),
+        deny('namespaces "h"', 'get', 'namespaces', '', 'in the namespace "h"'),
       ],
       ['GET', '/api/v1/pods', deny('pods', 'list', 'pods', '', 'at the cluster scope')],
       [

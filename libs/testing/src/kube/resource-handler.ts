@@ -77,7 +77,8 @@ export async function handleResource(
       apiGroup: type.group,
       resource: type.resource,
       subresource,
-      namespace,
+      // The request-info resolver puts /api/v1/namespaces/{name} in namespace {name}, so Roles there apply.
+      namespace: type.group === '' && type.resource === 'namespaces' ? name : namespace,
       name,
     });
   }
