@@ -123,9 +123,13 @@ describe('Impersonate-* headers', () => {
         `uids.authentication.k8s.io "1234" is forbidden: User "${SA}" cannot impersonate resource "uids" in API group "authentication.k8s.io" at the cluster scope`,
       );
       const noUser = await call('GET', '/api/v1/namespaces/h/pods', {
-        headers: { 'impersonate-group': 'devs' },
+        headers: { 'impersonate-group': 'devs', 'impersonate-extra-scopes': 'view' },
       });
       expect(noUser.status).toBe(500);
+      expect(noUser.contentType).toBe('text/plain; charset=utf-8');
+      expect(noUser.text).toBe(
+        'Internal Server Error: "/api/v1/namespaces/h/pods": requested [{Group  devs    } {UserExtra  view  authentication.k8s.io/v1  scopes}] without impersonating a user',
+      );
     } finally {
       server.setRbac(SA, undefined);
     }

@@ -11,7 +11,7 @@ import type { TLSSocket } from 'node:tls';
 import { addCustomResource, type CustomResourceOptions, createBuiltinRegistry } from './builtin-resources.js';
 import { createFakeKubeStore, type FakeKubeStore } from './fake-store.js';
 import { firstValues, sendStatus } from './http-io.js';
-import { hasImpersonation, impersonate } from './impersonation.js';
+import { hasImpersonation, impersonate, PlainTextError } from './impersonation.js';
 import { KubeApi } from './kube-api.js';
 import { buildKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
 import { routeNonResource } from './non-resource-routes.js';
@@ -219,13 +219,18 @@ export async function startFakeKubeApiServer(
       const authenticated = user ?? 'system:anonymous';
       const actingUser =
         strict && hasImpersonation(req.headers)
-          ? impersonate(rbac, authenticated, req.headers)
+          ? impersonate(rbac, authenticated, req.headers, req.url ?? '/')
           : authenticated;
       const route = resolveRoute(registry, url.pathname);
       if (route.kind === 'resource') await handleResource(ctx, req, res, route, url.searchParams, actingUser);
       else if (route.kind === 'unknown-resource') throw errors.notFoundPath();
       else routeNonResource(ctx, req, res, url, route, { aggregated, address });
     } catch (err) {
+      if (err instanceof PlainTextError && !res.headersSent) {
+        res.writeHead(err.code, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(err.message);
+        return;
+      }
       const status =
         err instanceof StatusError ? err : errors.internal((err as Error).message ?? String(err));
       if (res.headersSent) res.destroy();

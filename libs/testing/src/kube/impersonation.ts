@@ -1,6 +1,23 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { forbidden, type RbacRules, type ResourceAttributes } from './rbac.js';
-import { StatusError } from './status.js';
+
+/** An answer the API server gives as plain text rather than a Status (its InternalError writer). */
+export class PlainTextError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PlainTextError';
+  }
+}
+
+/** Go's %v of the v1.ObjectReference the filter builds: {Kind Namespace Name UID APIVersion ResourceVersion FieldPath}. */
+function goObjectReference(attrs: ResourceAttributes): string {
+  const kind = { groups: 'Group', userextras: 'UserExtra', uids: 'UID' }[attrs.resource] ?? '';
+  const apiVersion = attrs.apiGroup ? `${attrs.apiGroup}/v1` : '';
+  return `{${[kind, '', attrs.name ?? '', '', apiVersion, '', attrs.subresource ?? ''].join(' ')}}`;
+}
 
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 const EXTRA_PREFIX = 'impersonate-extra-';
@@ -22,7 +39,12 @@ function values(headers: IncomingHttpHeaders, name: string): string[] {
  * needs the `impersonate` verb for the acting user; the first one refused is a 403 naming it. Returns
  * the user the request continues as.
  */
-export function impersonate(rbac: RbacRules, user: string, headers: IncomingHttpHeaders): string {
+export function impersonate(
+  rbac: RbacRules,
+  user: string,
+  headers: IncomingHttpHeaders,
+  requestUri: string,
+): string {
   const target = values(headers, 'impersonate-user')[0];
   const checks: ResourceAttributes[] = [];
   if (target !== undefined) {
@@ -53,10 +75,10 @@ export function impersonate(rbac: RbacRules, user: string, headers: IncomingHttp
     checks.push({ verb: 'impersonate', apiGroup: 'authentication.k8s.io', resource: 'uids', name: uid });
   }
   if (target === undefined && checks.length > 0) {
-    throw new StatusError(
+    // What buildImpersonationRequests returns, answered by responsewriters.InternalError (plain text).
+    throw new PlainTextError(
       500,
-      'InternalError',
-      'requested impersonation of groups, extras or a uid without impersonating a user',
+      `Internal Server Error: ${JSON.stringify(requestUri)}: requested [${checks.map(goObjectReference).join(' ')}] without impersonating a user`,
     );
   }
   for (const attrs of checks) {
