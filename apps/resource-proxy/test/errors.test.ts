@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { AGENT_SERVICE_ACCOUNT_USER, FULL_ACCESS_RULES } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -90,6 +91,18 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     }
   });
 
+  it('answers a protobuf-only client in JSON: the agent asks the cluster for JSON, which it can filter', async () => {
+    h.cluster.clearRequests();
+    const r = await h.call('GET', '/api/v1/namespaces/demo/pods', {
+      cert: callerCert,
+      headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    });
+    // The strict cluster would answer 406 to the protobuf-only Accept had it reached it unchanged.
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'PodList' });
+    expect(h.cluster.requests.find((q) => q.path.endsWith('/pods'))?.headers.accept).toBe('application/json');
+  });
+
   it('413 for a body over the limit', async () => {
     const big = JSON.stringify({
       apiVersion: 'v1',
@@ -102,30 +115,89 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     expect(status(r.body).reason).toBe('RequestEntityTooLarge');
   });
 
-  it("passes the cluster's own RBAC refusal through with its message", async () => {
-    h.cluster.setFault((req) =>
-      req.path.endsWith('/secrets')
-        ? {
-            status: 403,
-            body: {
-              kind: 'Status',
-              apiVersion: 'v1',
-              status: 'Failure',
-              message:
-                'secrets is forbidden: User "system:serviceaccount:argocd:agent" cannot list resource "secrets"',
-              reason: 'Forbidden',
-              code: 403,
-            },
-          }
-        : undefined,
-    );
+  it("passes the cluster's own RBAC refusal through, Status for Status", async () => {
+    // The agent's service account may read what the proxy shows, but not Secrets.
+    h.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, [
+      {
+        verbs: ['get', 'list', 'watch'],
+        apiGroups: ['', 'apps'],
+        resources: ['pods', 'configmaps', 'deployments'],
+      },
+    ]);
     try {
       const r = await h.call('GET', '/api/v1/namespaces/demo/secrets', { cert: callerCert });
       expect(r.status).toBe(403);
-      expect(status(r.body).message).toMatch(/cannot list resource "secrets"/);
+      expect(JSON.parse(r.body)).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `secrets is forbidden: User "${AGENT_SERVICE_ACCOUNT_USER}" cannot list resource "secrets" in API group "" in the namespace "demo"`,
+        reason: 'Forbidden',
+        details: { kind: 'secrets' },
+        code: 403,
+      });
     } finally {
-      h.cluster.setFault(undefined);
+      h.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, undefined);
     }
+  });
+
+  it('hides a pod whose owner the agent may not read: the forbidden owner lookup proves nothing', async () => {
+    // A fresh owner chain, so no verdict cached by earlier requests answers for it.
+    const dep = h.cluster.store.put({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: 'rbac-web',
+        namespace: 'demo',
+        annotations: { 'argocd.argoproj.io/tracking-id': 'rbac-web:apps/Deployment:demo/rbac-web' },
+      },
+      spec: { selector: { matchLabels: { app: 'rbac-web' } } },
+    });
+    const ownedBy = (o: typeof dep) => [
+      {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        name: o.metadata.name!,
+        uid: o.metadata.uid!,
+        controller: true,
+      },
+    ];
+    const rs = h.cluster.store.put({
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'rbac-web-1', namespace: 'demo', ownerReferences: ownedBy(dep) },
+      spec: { selector: { matchLabels: { app: 'rbac-web' } } },
+    });
+    const pod = (name: string) =>
+      h.cluster.store.put({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'demo', ownerReferences: ownedBy(rs) },
+        spec: { containers: [{ name: 'web', image: 'web:1' }] },
+      });
+    pod('rbac-web-hidden');
+    pod('rbac-web-shown');
+    h.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, [
+      { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'configmaps'] },
+      { verbs: ['get', 'list', 'watch'], apiGroups: ['apps'], resources: ['deployments'] },
+    ]);
+    h.cluster.clearRequests();
+    try {
+      const hidden = await h.call('GET', '/api/v1/namespaces/demo/pods/rbac-web-hidden', {
+        cert: callerCert,
+      });
+      expect(hidden.status).toBe(404);
+      const lookup = h.cluster.requests.find(
+        (q) => q.path === '/apis/apps/v1/namespaces/demo/replicasets/rbac-web-1',
+      );
+      expect(lookup).toMatchObject({ status: 403, user: AGENT_SERVICE_ACCOUNT_USER });
+    } finally {
+      h.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, undefined);
+    }
+    // The same chain, readable: the other pod (not cached) is shown.
+    const shown = await h.call('GET', '/api/v1/namespaces/demo/pods/rbac-web-shown', { cert: callerCert });
+    expect(shown.status).toBe(200);
   });
 
   it('504 when the agent does not answer within --request-timeout', async () => {
@@ -192,6 +264,11 @@ describe('impersonation, when enabled for a caller', () => {
   let imp: Harness;
   beforeAll(async () => {
     imp = await startHarness({ impersonators: ['argocd-server'] });
+    // What an operator enabling impersonation adds: the agent's service account may impersonate alice.
+    imp.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, [
+      ...FULL_ACCESS_RULES,
+      { verbs: ['impersonate'], apiGroups: [''], resources: ['users'], resourceNames: ['alice'] },
+    ]);
   }, 60_000);
   afterAll(async () => {
     await imp?.close();
@@ -213,5 +290,20 @@ describe('impersonation, when enabled for a caller', () => {
         expected,
       );
     }
+  });
+
+  it("relays the cluster's 403 when the agent's service account may not impersonate that user", async () => {
+    const allowed = await imp.tokens.issue('argocd-server', { agents: ['agent-a'] });
+    const r = await imp.call('GET', '/clusters/agent-a/api/v1/namespaces/demo/pods', {
+      token: allowed,
+      headers: { 'impersonate-user': 'bob' },
+    });
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body)).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      code: 403,
+      message: `users "bob" is forbidden: User "${AGENT_SERVICE_ACCOUNT_USER}" cannot impersonate resource "users" in API group "" at the cluster scope`,
+    });
   });
 });

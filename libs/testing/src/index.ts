@@ -15,6 +15,7 @@ export {
   manifestsToYaml,
 } from './argocd-agent/install.js';
 export {
+  AGENT_SERVICE_ACCOUNT_USER,
   addCustomResource,
   buildKubeconfig,
   type CustomResourceOptions,
@@ -25,12 +26,14 @@ export {
   type FaultAction,
   type FaultHook,
   type FaultRequest,
+  FULL_ACCESS_RULES,
   type KubeconfigOptions,
   type KubectlOptions,
   type KubectlResult,
   type KubectlStream,
   type KubeObject,
   type ObjectRef,
+  type PolicyRule,
   type RequestLog,
   runKubectl,
   type SeedArgoDemoOptions,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeKubeApiServer, startFakeKubeApiServer } from '../src/index.js';
+import { AGENT_SERVICE_ACCOUNT_USER, type FakeKubeApiServer, startFakeKubeApiServer } from '../src/index.js';
 import { eventually, pod } from './kube-helpers.js';
 
 let server: FakeKubeApiServer;
@@ -170,7 +170,7 @@ describe('tables and content negotiation', () => {
     ]);
   });
 
-  it('answers JSON to protobuf-preferring clients and says so', async () => {
+  it('answers JSON, labelled as JSON, to a protobuf-preferring client that also accepts JSON', async () => {
     const r = await call('GET', '/api/v1/namespaces/h/pods/tabled', undefined, {
       accept: 'application/vnd.kubernetes.protobuf,application/json',
     });
@@ -492,7 +492,7 @@ describe('faults, latency and auth', () => {
         headers: { authorization: 'Bearer let-me-in' },
       });
       expect(ok.status).toBe(200);
-      expect(secured.requests.at(-1)?.user).toBe('token');
+      expect(secured.requests.at(-1)?.user).toBe(AGENT_SERVICE_ACCOUNT_USER);
       expect(secured.kubeconfig()).toContain('token: let-me-in');
     } finally {
       await secured.close();

@@ -174,7 +174,8 @@ describe('openMaterial', () => {
   });
 
   it('says the service account is forbidden when the API answers 403', async () => {
-    server.setFault((req) => (req.path.includes('/secrets') ? { status: 403 } : undefined));
+    // No credentials configured: requests act as system:anonymous, here granted nothing.
+    server.setRbac('system:anonymous', []);
     const err = await openMaterial(
       signingKeySpec('token key', {
         file: undefined,
@@ -184,7 +185,7 @@ describe('openMaterial', () => {
       }),
       logger,
     ).catch((e: unknown) => e);
-    server.setFault(undefined);
+    server.setRbac('system:anonymous', undefined);
     expect((err as MaterialError).code).toBe(MaterialErrorCode.UNAVAILABLE);
     expect((err as Error).message).toContain(
       'forbidden (the service account needs get, list and watch on it)',

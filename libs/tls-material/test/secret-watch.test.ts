@@ -162,10 +162,11 @@ describe('SecretWatch against the fake API server', () => {
   }, 20_000);
 
   it('fails start() when the API refuses, so the caller can say why', async () => {
-    server.setFault((req) => (req.path.includes('/secrets') ? { status: 403 } : undefined));
+    // No credentials configured: requests act as system:anonymous, here granted nothing.
+    server.setRbac('system:anonymous', []);
     const w = new SecretWatch({ kubeConfig: kc, namespace: 'argocd', name: 'forbidden', logger });
     await expect(w.start()).rejects.toMatchObject({ code: 403 });
-    server.setFault(undefined);
+    server.setRbac('system:anonymous', undefined);
     w.stop();
   });
 

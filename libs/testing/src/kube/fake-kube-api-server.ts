@@ -11,11 +11,13 @@ import type { TLSSocket } from 'node:tls';
 import { addCustomResource, type CustomResourceOptions, createBuiltinRegistry } from './builtin-resources.js';
 import { createFakeKubeStore, type FakeKubeStore } from './fake-store.js';
 import { firstValues, sendStatus } from './http-io.js';
+import { hasImpersonation, impersonate, PlainTextError } from './impersonation.js';
 import { KubeApi } from './kube-api.js';
 import { buildKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
 import { routeNonResource } from './non-resource-routes.js';
 import { ObjectStore } from './object-store.js';
 import { PodLogs } from './pod-logs.js';
+import { AGENT_SERVICE_ACCOUNT_USER, type PolicyRule, RbacRules } from './rbac.js';
 import { resolveRoute } from './request-path.js';
 import { handleResource } from './resource-handler.js';
 import type { ResourceRegistry, ResourceType } from './resource-registry.js';
@@ -29,7 +31,7 @@ export interface RequestLog {
   query: Record<string, string>;
   headers: IncomingHttpHeaders;
   time: number;
-  /** Client certificate CN, or "token" for bearer-token requests; undefined when anonymous. */
+  /** Client certificate CN, or `tokenUser` for bearer-token requests; undefined when anonymous. */
   user?: string | undefined;
   /** Response status, filled in once the response has been sent. */
   status?: number | undefined;
@@ -66,6 +68,20 @@ export interface FakeKubeApiServerOptions {
   tls?: FakeKubeTlsOptions | undefined;
   /** When set, requests need `Authorization: Bearer <token>` (or a valid client certificate). */
   token?: string | undefined;
+  /** The user `token` authenticates as (default AGENT_SERVICE_ACCOUNT_USER, the agent's service account). */
+  tokenUser?: string | undefined;
+  /**
+   * Refuse what a real API server refuses (default true): `Impersonate-*` without the `impersonate`
+   * verb (403), responses in an encoding the client did not accept (406), `Content-Type: *\/*` and other
+   * unknown body types (415), Secret `data` that is not base64 (400), `stringData` kept as sent.
+   * false restores the lenient fake of old, for a test that shows what a check catches.
+   */
+  strict?: boolean | undefined;
+  /**
+   * RBAC rules per user name (certificate CN, `tokenUser`, or `system:anonymous` when no credentials are
+   * required). Users not listed get FULL_ACCESS_RULES: everything but impersonation.
+   */
+  rbac?: Record<string, readonly PolicyRule[]> | undefined;
   /** Reported by /version (default v1.30.4). */
   gitVersion?: string | undefined;
   /** Added before every response. */
@@ -102,6 +118,8 @@ export interface FakeKubeApiServer {
   addCustomResource(opts: CustomResourceOptions): ResourceType;
   setLatency(ms: number): void;
   setFault(hook: FaultHook | undefined): void;
+  /** Replaces a user's RBAC rules; undefined gives the user FULL_ACCESS_RULES again. */
+  setRbac(user: string, rules: readonly PolicyRule[] | undefined): void;
   close(): Promise<void>;
 }
 
@@ -124,13 +142,18 @@ export async function startFakeKubeApiServer(
   const registry = createBuiltinRegistry();
   const store = new ObjectStore(options.historySize ?? 5000);
   const logs = new PodLogs();
-  const api = new KubeApi(registry, store, logs);
+  const strict = options.strict ?? true;
+  const api = new KubeApi(registry, store, logs, strict);
+  const rbac = new RbacRules(options.rbac);
+  const tokenUser = options.tokenUser ?? AGENT_SERVICE_ACCOUNT_USER;
   const ctx: ServerContext = {
     api,
     registry,
     store,
     logs,
     gitVersion: options.gitVersion ?? 'v1.30.4',
+    strict,
+    rbac,
     watches: new Set(),
     logFollowers: new Set(),
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000,
@@ -150,7 +173,7 @@ export async function startFakeKubeApiServer(
     const url = new URL(req.url ?? '/', 'http://fake');
     const user =
       peerName(req) ??
-      (options.token && req.headers.authorization === `Bearer ${options.token}` ? 'token' : undefined);
+      (options.token && req.headers.authorization === `Bearer ${options.token}` ? tokenUser : undefined);
     const entry: RequestLog = {
       method: req.method ?? 'GET',
       path: url.pathname,
@@ -192,11 +215,22 @@ export async function startFakeKubeApiServer(
         }
       }
       if (latencyMs > 0) await sleep(latencyMs);
+      // Impersonation is decided before authorization and routing, as in the API server's filter chain.
+      const authenticated = user ?? 'system:anonymous';
+      const actingUser =
+        strict && hasImpersonation(req.headers)
+          ? impersonate(rbac, authenticated, req.headers, req.url ?? '/')
+          : authenticated;
       const route = resolveRoute(registry, url.pathname);
-      if (route.kind === 'resource') await handleResource(ctx, req, res, route, url.searchParams);
+      if (route.kind === 'resource') await handleResource(ctx, req, res, route, url.searchParams, actingUser);
       else if (route.kind === 'unknown-resource') throw errors.notFoundPath();
       else routeNonResource(ctx, req, res, url, route, { aggregated, address });
     } catch (err) {
+      if (err instanceof PlainTextError && !res.headersSent) {
+        res.writeHead(err.code, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(err.message);
+        return;
+      }
       const status =
         err instanceof StatusError ? err : errors.internal((err as Error).message ?? String(err));
       if (res.headersSent) res.destroy();
@@ -286,6 +320,7 @@ export async function startFakeKubeApiServer(
     setFault(hook) {
       fault = hook;
     },
+    setRbac: (user, rules) => rbac.set(user, rules),
     async close() {
       for (const res of [...ctx.watches, ...ctx.logFollowers]) res.end();
       for (const res of hung) res.destroy();

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { errors, StatusError } from './status.js';
 
 /** The largest request body the real API server accepts (3 MiB). */
@@ -23,10 +23,14 @@ export function mediaType(header: string | undefined): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** Decodes a create/update body: JSON or YAML; protobuf (and anything else) is refused with 415. */
-export function decodeObjectBody(contentType: string | undefined, body: string): unknown {
+/**
+ * Decodes a create/update body: JSON or YAML (no Content-Type means JSON, as on the real server);
+ * protobuf, wildcards and anything else are refused with 415. `lenient` also takes `*\/*` as JSON.
+ */
+export function decodeObjectBody(contentType: string | undefined, body: string, lenient = false): unknown {
   const type = mediaType(contentType);
-  if (type !== '' && type !== 'application/json' && type !== 'application/yaml' && type !== '*/*') {
+  const known = type === '' || type === 'application/json' || type === 'application/yaml';
+  if (!known && !(lenient && type === '*/*')) {
     throw errors.unsupportedMediaType(type, ['application/json', 'application/yaml']);
   }
   if (body.trim() === '') throw errors.badRequest('the request body is empty');
@@ -71,13 +75,24 @@ export function aggregatedDiscoveryVersion(accept: string | undefined): 'v2' | '
   return undefined;
 }
 
+export type ResponseFormat = 'json' | 'yaml';
+
+const formats = new WeakMap<ServerResponse, ResponseFormat>();
+
+/** Remembers the encoding negotiated from `Accept` for sendJson to honour (JSON unless set). */
+export function setResponseFormat(res: ServerResponse, format: ResponseFormat): void {
+  formats.set(res, format);
+}
+
 export function sendJson(
   res: ServerResponse,
   code: number,
   body: unknown,
-  contentType = 'application/json',
+  contentTypeIn = 'application/json',
 ): void {
-  const payload = JSON.stringify(body);
+  const yaml = contentTypeIn === 'application/json' && formats.get(res) === 'yaml';
+  const payload = yaml ? toYaml(body) : JSON.stringify(body);
+  const contentType = yaml ? 'application/yaml' : contentTypeIn;
   res.writeHead(code, {
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(payload),

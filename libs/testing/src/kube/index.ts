@@ -26,6 +26,12 @@ export {
 export type { StoreEvent } from './object-store.js';
 export type { CrdPrinterColumn } from './printer-columns.js';
 export {
+  AGENT_SERVICE_ACCOUNT_USER,
+  FULL_ACCESS_RULES,
+  type PolicyRule,
+  type ResourceAttributes,
+} from './rbac.js';
+export {
   type PrinterColumn,
   ResourceRegistry,
   type ResourceType,

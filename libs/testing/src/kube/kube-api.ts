@@ -13,6 +13,7 @@ import type { ObjectStore } from './object-store.js';
 import { parseAppliedConfig, patchObject } from './patch-body.js';
 import type { PodLogs } from './pod-logs.js';
 import { apiVersionOf, type ResourceRegistry, type ResourceType, typeKey } from './resource-registry.js';
+import { admitSecret } from './secret-data.js';
 import { errors } from './status.js';
 import { clone, deepEqual, isPlainObject, type KubeObject, kubeTimestamp } from './types.js';
 
@@ -56,6 +57,8 @@ export class KubeApi {
     readonly registry: ResourceRegistry,
     readonly store: ObjectStore,
     readonly logs: PodLogs,
+    /** Admission a real server applies that tests may switch off: Secret data encoding. */
+    readonly strict = true,
   ) {}
 
   get(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
@@ -106,6 +109,7 @@ export class KubeApi {
     if (type.initialStatus) obj.status = type.initialStatus();
     if (type.kind === 'CustomResourceDefinition') obj.status = crdStatus(obj);
     applyCreateDefaults(type, obj, this.store.currentRv() + 1);
+    this.admit(type, obj);
     const stored = managedFieldsDone ? obj : recordUpdate(undefined, obj, this.updateOpts(type, opts));
     if (opts.dryRun) {
       delete stored.metadata.resourceVersion;
@@ -240,6 +244,7 @@ export class KubeApi {
       meta.generation = (prev.metadata.generation ?? 1) + (specChanged(prev, candidate) ? 1 : 0);
     }
     meta.resourceVersion = prev.metadata.resourceVersion;
+    this.admit(type, candidate);
     const next = managedFieldsDone ? candidate : recordUpdate(prev, candidate, this.updateOpts(type, opts));
     if (deepEqual(next, prev)) return prev;
     if (opts.dryRun) return next;
@@ -373,6 +378,11 @@ export class KubeApi {
       if (crType) for (const o of this.store.list(crType)) this.removeNow(crType, o);
       this.registry.remove(options.group, plural);
     } else addCustomResource(this.registry, options);
+  }
+
+  /** Decoding rules of built-in kinds the fake enforces (Secret `data` is bytes; `stringData` write-only). */
+  private admit(type: ResourceType, obj: KubeObject): void {
+    if (this.strict && type.group === '' && type.kind === 'Secret') admitSecret(obj);
   }
 
   private requireNamespace(namespace: string): void {

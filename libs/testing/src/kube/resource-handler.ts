@@ -6,6 +6,7 @@ import {
   parseIntParam,
   readBody,
   sendJson,
+  setResponseFormat,
   tableVersion,
 } from './http-io.js';
 import { applyJsonPatch } from './json-patch.js';
@@ -14,9 +15,12 @@ import { PATCH_CONTENT_TYPES } from './kube-api.js';
 import { listObjects, matchesQuery } from './list-query.js';
 import { handleLogs } from './log-handler.js';
 import { applyMergePatch } from './merge-patch.js';
+import { negotiateFormat } from './negotiation.js';
+import { verbOf } from './rbac.js';
 import type { ResourceRoute } from './request-path.js';
 import { apiVersionOf, type ResourceType } from './resource-registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { reviewAccess } from './self-subject-access-review.js';
 import type { ServerContext } from './server-context.js';
 import { errors, StatusError } from './status.js';
 import { parseIncludeObject, toTable } from './table.js';
@@ -46,8 +50,13 @@ function listKind(type: ResourceType, items: KubeObject[], meta: Record<string, 
   return { kind: `${type.kind}List`, apiVersion: apiVersionOf(type), metadata: meta, items };
 }
 
-async function jsonBody(req: IncomingMessage): Promise<unknown> {
-  return decodeObjectBody(req.headers['content-type'], await readBody(req));
+async function jsonBody(ctx: ServerContext, req: IncomingMessage): Promise<unknown> {
+  return decodeObjectBody(req.headers['content-type'], await readBody(req), !ctx.strict);
+}
+
+/** Reviews about oneself are open to every authenticated user (system:basic-user). */
+function isSelfReview(type: ResourceType): boolean {
+  return type.group === 'authorization.k8s.io' && type.resource.startsWith('selfsubject');
 }
 
 export async function handleResource(
@@ -56,10 +65,26 @@ export async function handleResource(
   res: ServerResponse,
   route: ResourceRoute,
   params: URLSearchParams,
+  user: string,
 ): Promise<void> {
   const { type, name, subresource } = route;
   const namespace = type.namespaced ? route.namespace : undefined;
   const method = req.method ?? 'GET';
+  const watch = route.legacyWatch || parseBoolParam(params.get('watch'));
+  if (!isSelfReview(type)) {
+    ctx.rbac.authorize(user, {
+      verb: verbOf(method, name !== undefined, watch && subresource === undefined),
+      apiGroup: type.group,
+      resource: type.resource,
+      subresource,
+      // The request-info resolver puts /api/v1/namespaces/{name} in namespace {name}, so Roles there apply.
+      namespace: type.group === '' && type.resource === 'namespaces' ? name : namespace,
+      name,
+    });
+  }
+  if (ctx.strict && subresource !== 'log') {
+    setResponseFormat(res, negotiateFormat(req.headers.accept, { watch }));
+  }
 
   if (subresource !== undefined) {
     if (!type.subresources.includes(subresource)) throw errors.notFoundPath();
@@ -75,18 +100,11 @@ export async function handleResource(
     if (subresource !== 'status') throw errors.methodNotAllowed();
   }
 
-  const watch = route.legacyWatch || parseBoolParam(params.get('watch'));
   if (subresource === undefined && !type.verbs.includes(verbOf(method, name !== undefined, watch))) {
     throw errors.methodNotAllowed();
   }
   if (type.kind === 'SelfSubjectAccessReview' && method === 'POST') {
-    const review = await jsonBody(req);
-    const spec = isPlainObject(review) ? review.spec : undefined;
-    sendJson(res, 201, {
-      ...(isPlainObject(review) ? review : {}),
-      spec,
-      status: { allowed: true, reason: 'the fake API server allows everything' },
-    });
+    sendJson(res, 201, reviewAccess(ctx, user, await jsonBody(ctx, req)));
     return;
   }
   if (watch) {
@@ -121,7 +139,7 @@ export async function handleResource(
       return;
     }
     if (method === 'POST') {
-      const created = ctx.api.create(type, namespace, await jsonBody(req), writeOptions(req, params));
+      const created = ctx.api.create(type, namespace, await jsonBody(ctx, req), writeOptions(req, params));
       sendJson(res, 201, created);
       return;
     }
@@ -156,7 +174,7 @@ export async function handleResource(
         type,
         namespace,
         name,
-        await jsonBody(req),
+        await jsonBody(ctx, req),
         writeOptions(req, params, subresource),
       );
       sendJson(res, 200, updated);
@@ -186,24 +204,6 @@ export async function handleResource(
     }
     default:
       throw errors.methodNotAllowed();
-  }
-}
-
-function verbOf(method: string, item: boolean, watch: boolean): string {
-  if (watch) return 'watch';
-  switch (method) {
-    case 'GET':
-      return item ? 'get' : 'list';
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return item ? 'delete' : 'deletecollection';
-    default:
-      return method.toLowerCase();
   }
 }
 
@@ -281,7 +281,7 @@ async function handleScale(
     return;
   }
   let scale: unknown;
-  if (method === 'PUT') scale = await jsonBody(req);
+  if (method === 'PUT') scale = await jsonBody(ctx, req);
   else if (method === 'PATCH') {
     const contentType = mediaType(req.headers['content-type']);
     const body = JSON.parse((await readBody(req)) || 'null') as unknown;
