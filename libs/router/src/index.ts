@@ -5,4 +5,4 @@ export {
   type RouteOpenInit,
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';
-export { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
+export { GatewayLink, type GatewayLinkOptions } from './gateway-link.js';

@@ -118,10 +118,18 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private lastWindowUpdateWrites = -1;
   /** Responder deadline (ms since epoch), managed by the multiplexer; 0 = none. */
   deadlineAt = 0;
+  /** The peer sent something for this stream: on a proxy link, its route can no longer be refused. */
+  private heard = false;
+  /**
+   * Writes (and the end) held back on a proxy link: while the stream waits for a link, and while
+   * its body follows the Open and the gateway has not accepted it yet. Only what fits inline in
+   * an Open not yet written passes; nothing is sent that a retry elsewhere would have to replay.
+   */
+  private held: Array<(err?: Error) => void> | undefined;
 
   constructor(
-    private readonly host: StreamHost,
-    readonly id: number,
+    private host: StreamHost,
+    public id: number,
     readonly open: Open,
     private readonly opts: LogicalStreamOptions,
   ) {
@@ -161,6 +169,11 @@ export class LogicalStream extends Duplex implements TunnelStream {
     return this.responded;
   }
 
+  /** Initiator that has heard nothing back yet: its Open can still be sent elsewhere. */
+  get unanswered(): boolean {
+    return this.opts.initiator && !this.heard && !this.destroyed;
+  }
+
   reset(code: TunnelErrorCode, message: string): void {
     if (this.destroyed) return;
     const err = new TunnelError(code, message);
@@ -180,6 +193,49 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.tailWrites = writesBefore;
   }
 
+  /**
+   * Proxy links: leaves the multiplexer (route refused, link lost) with nothing sent but the
+   * Open, which `attach` sends again on another link. Writes wait meanwhile.
+   */
+  detach(host: StreamHost): void {
+    this.host = host;
+    this.tail = undefined;
+    this.held ??= [];
+  }
+
+  /**
+   * Proxy links: joins a multiplexer as stream `id` with its window. Returns the Open to send (the
+   * same request head and inline body); call `openSent` once it is sent, then `resumeHeld`.
+   */
+  attach(host: StreamHost, id: number, initialWindow: number): Frame {
+    this.host = host;
+    this.id = id;
+    this.open.streamId = id;
+    this.sendWindow = initialWindow;
+    this.peakSendWindow = initialWindow;
+    this.recvWindow = initialWindow;
+    this.opts.initialWindow = initialWindow;
+    return { $typeName: 'pullplane.tunnel.v1.Frame', kind: { case: 'open', value: this.open } };
+  }
+
+  /**
+   * After `attach` sent the Open: held writes go inline into it while it is not written yet; a
+   * body that follows the Open waits for `onAccepted`.
+   */
+  resumeHeld(): void {
+    const held = this.held ?? [];
+    this.held = this.open.hasBody ? [] : undefined;
+    for (const next of held) next();
+  }
+
+  /** The gateway took the stream: the rest of the body may follow. */
+  onAccepted(): void {
+    this.heard = true;
+    const held = this.held;
+    this.held = undefined;
+    for (const next of held ?? []) next();
+  }
+
   /** Responder: takes the request's inline body and end of stream, once registered. */
   acceptOpen(): void {
     if (this.open.body.byteLength > 0) this.onData(this.open.body);
@@ -187,6 +243,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onResponseHead(head: ResponseHead): void {
+    this.heard = true;
     if (this.headSettled) return;
     this.headSettled = true;
     const { body, endStream } = head;
@@ -197,6 +254,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onData(chunk: Uint8Array, endStream = false): void {
+    this.heard = true;
     if (this.remoteEnded || this.destroyed) return;
     const allowance = this.recvWindow - (this.receivedTotal - this.creditedTotal);
     if (chunk.byteLength > allowance) {
@@ -218,6 +276,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onRemoteEnd(): void {
+    this.heard = true;
     if (this.remoteEnded || this.destroyed) return;
     this.remoteEnded = true;
     this.pump();
@@ -233,6 +292,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onWindowUpdate(increment: number): void {
+    this.heard = true;
     this.sendWindow += increment;
     if (this.sendWindow > this.peakSendWindow) this.peakSendWindow = this.sendWindow;
     const waiters = this.windowWaiters;
@@ -241,6 +301,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onReset(err: TunnelError): void {
+    this.heard = true;
     this.resetSeen = true;
     this.destroy(err);
   }
@@ -327,6 +388,10 @@ export class LogicalStream extends Duplex implements TunnelStream {
         cb(new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing'));
         return;
       }
+      if (this.held && this.amendableOpen()?.body.byteLength !== 0) {
+        this.held.push((err) => (err ? cb(err) : this.sendFrom(buf, offset, cb)));
+        return;
+      }
       if (this.sendWindow <= 0) {
         this.windowWaiters.push((err) => (err ? cb(err) : this.sendFrom(buf, offset, cb)));
         return;
@@ -345,6 +410,11 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   private amendable(): Frame | undefined {
     return this.host.foldFrames && this.host.writes === this.tailWrites ? this.tail : undefined;
+  }
+
+  private amendableOpen(): Open | undefined {
+    const k = this.amendable()?.kind;
+    return k?.case === 'open' ? k.value : undefined;
   }
 
   /** Puts a body chunk inline in a head not yet written, or sends it as Data. */
@@ -367,9 +437,13 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    this.localEnded = true;
     // A bodiless request was announced in Open; the responder needs no End for it.
     const announcedNoBody = this.opts.initiator && !this.open.hasBody;
+    if (!announcedNoBody && this.held && !this.amendableOpen()) {
+      this.held.push((err) => (err ? cb(err) : this._final(cb)));
+      return;
+    }
+    this.localEnded = true;
     if (!announcedNoBody) this.sendEnd();
     this.tail = undefined;
     this.releaseIfComplete();
@@ -396,7 +470,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
             ),
       );
     }
-    if (err || !this.headSettled || this.windowWaiters.length > 0) {
+    if (err || !this.headSettled || this.windowWaiters.length > 0 || (this.held?.length ?? 0) > 0) {
       const failure =
         err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
       this.head.reject(failure);
@@ -404,6 +478,9 @@ export class LogicalStream extends Duplex implements TunnelStream {
       this.windowWaiters = [];
       for (const wake of waiters) wake(failure);
     }
+    const held = this.held;
+    this.held = undefined;
+    for (const wake of held ?? []) wake(err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed'));
     // What the peer sent and nobody will read no longer counts against the session.
     this.host.budget.track(-(this.receivedTotal - this.creditedTotal));
     this.creditedTotal = this.receivedTotal;
