@@ -110,6 +110,7 @@ export class Gateway {
   private agentListener: GrpcListener | undefined;
   private internalListener: GrpcListener | undefined;
   private accepting = false;
+  private readonly links = new Set<(reason: string) => void>();
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly opts: GatewayOptions) {
@@ -204,6 +205,7 @@ export class Gateway {
           maxChunkSize: opts.maxChunkSize,
           initialWindow: opts.initialWindow,
           relayBudget: this.relayBudget,
+          links: this.links,
           logger: opts.logger.child({ component: 'link' }),
           metrics: this.metrics,
           ...(opts.tracer ? { tracer: opts.tracer } : {}),
@@ -308,6 +310,9 @@ export class Gateway {
       const drainMs = this.opts.drainTimeoutMs;
       this.opts.logger.info({ agents: this.registry.size, drainMs }, 'gateway draining');
       await Promise.all(this.registry.all().map((s) => s.drain('gateway is shutting down', drainMs)));
+      // Links would hold the internal listener's connections open past the drain: their relayed
+      // streams ended with the tunnels, and proxies re-dial the gateway that holds the agent next.
+      for (const close of [...this.links]) close('gateway is shutting down');
       this.registry.stop();
       await Promise.all([this.agentListener?.close(1_000), this.internalListener?.close(drainMs)]);
       this.agentServer.forceShutdown();

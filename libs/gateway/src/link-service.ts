@@ -30,6 +30,8 @@ export interface LinkServiceOptions {
   initialWindow: number;
   /** Bytes relayed and not yet taken by a transport, across all links of the process. */
   relayBudget: WindowBudget;
+  /** Open links, each by the function that closes it (the gateway closes them when it stops). */
+  links: Set<(reason: string) => void>;
   logger: Logger;
   metrics: GatewayMetrics;
   tracer?: Tracer | undefined;
@@ -125,6 +127,7 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
   const close = (reason: string) => {
     if (closed) return;
     closed = true;
+    opts.links.delete(close);
     opts.metrics.linksOpen.dec();
     mux.close(new TunnelError(TunnelErrorCode.CANCELLED, reason));
     if (!call.writableEnded && !call.destroyed) {
@@ -133,6 +136,7 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
     }
     log.debug({ reason }, 'proxy link closed');
   };
+  opts.links.add(close);
   call.on('data', (f: Frame) => mux.receive(f));
   call.on('end', () => close('proxy ended the link'));
   call.on('cancelled', () => close('proxy cancelled the link'));

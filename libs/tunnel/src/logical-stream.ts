@@ -143,6 +143,9 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.recvWindow = opts.initialWindow;
     // Only the initiator waits for a response head.
     this.headSettled = !opts.initiator;
+    // A response is taken into the readable buffer (up to its high-water mark) before anyone
+    // reads, as an HTTP response is: a requester that pauses before reading sees it there.
+    this.wantRead = opts.initiator;
     // A peer's reset must never crash the process through an unhandled 'error' event; the
     // failure stays visible through responseHead(), pipeline() and `errored`.
     this.on('error', () => undefined);
