@@ -74,7 +74,7 @@ export function createProxyReplica<P extends ListeningProxy>(
     async start() {
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
-      router = await startRouterFromFlags(c, { bus, logger });
+      router = await startRouterFromFlags(c, { bus, logger, registry });
       const built = await build(router, bus);
       await built.listen();
       proxy = built;

@@ -3,6 +3,7 @@ import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
 import { AgentRouter } from '@pullplane/router';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 
 /** The gateway-client flags both proxies carry (each under its own env and params names). */
 export interface GatewayClientFlags {
@@ -35,13 +36,14 @@ export function gatewayCredentials(f: GatewayClientFlags): ChannelCredentials {
 /** A started router for a proxy replica, configured from its gateway-client flags. */
 export async function startRouterFromFlags(
   f: GatewayClientFlags & { requestTimeout: number },
-  deps: { bus: Bus; logger: Logger },
+  deps: { bus: Bus; logger: Logger; registry?: Registry },
 ): Promise<AgentRouter> {
   const router = new AgentRouter({
     bus: deps.bus,
     logger: deps.logger.child({ component: 'router' }),
     credentials: gatewayCredentials(f),
     routeTimeoutMs: f.requestTimeout,
+    ...(deps.registry ? { registry: deps.registry } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),
   });
   await router.start();
