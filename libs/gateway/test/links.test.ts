@@ -15,7 +15,14 @@ import {
   resetFrame,
 } from '@pullplane/proto';
 import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
-import { duplexFrameSink, isTunnelError, Multiplexer, type TunnelStream } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  forEachFrame,
+  isTunnelError,
+  type LogicalStream,
+  Multiplexer,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -172,6 +179,60 @@ async function metric(registry: Registry, name: string): Promise<string> {
   return registry.getSingleMetricAsString(name);
 }
 
+/** A hand-made agent speaking up to `version`; records the frames it receives. */
+async function fakeAgent(
+  g: Gateway,
+  name: string,
+  version: number,
+  onStream: (s: LogicalStream, mux: Multiplexer) => void,
+): Promise<{ seen: Frame[] }> {
+  const client = new Client(`127.0.0.1:${g.agentPort}`, credentials.createInsecure());
+  const md = new Metadata();
+  md.set('x-agent', name);
+  const call = client.makeBidiStreamRequest<Frame, Frame>(
+    AGENT_TUNNEL_CONNECT_PATH,
+    encodeFrame,
+    decodeFrame,
+    md,
+  );
+  call.on('error', () => undefined);
+  cleanups.push(() => {
+    call.cancel();
+    client.close();
+  });
+  const seen: Frame[] = [];
+  const mux: Multiplexer = new Multiplexer({
+    sink: duplexFrameSink(call),
+    role: 'agent',
+    onStream: (s) => onStream(s, mux),
+  });
+  const welcomed = new Promise<void>((resolve) => {
+    call.on('data', (f: Frame) => {
+      if (f.kind.case === 'welcome') {
+        mux.adopt(f.kind.value);
+        resolve();
+        return;
+      }
+      forEachFrame(f, (inner) => seen.push(inner));
+      mux.receive(f);
+    });
+  });
+  call.write(
+    frame({
+      case: 'hello',
+      value: {
+        minProtocolVersion: 1,
+        maxProtocolVersion: version,
+        agentVersion: 't',
+        agentName: name,
+        heartbeatIntervalMs: 30_000,
+      },
+    }),
+  );
+  await welcomed;
+  return { seen };
+}
+
 describe('persistent links from proxy to gateway', () => {
   it('a link that dies mid-stream fails only its streams, and the next request re-dials', async () => {
     const bus = createMemoryBus();
@@ -311,43 +372,11 @@ describe('persistent links from proxy to gateway', () => {
     const bus = createMemoryBus();
     const g = await startGateway(bus);
     // An agent that answers every stream with a Reset claiming to be a route refusal.
-    const client = new Client(`127.0.0.1:${g.agentPort}`, credentials.createInsecure());
-    const md = new Metadata();
-    md.set('x-agent', 'agent-g');
-    const call = client.makeBidiStreamRequest<Frame, Frame>(
-      AGENT_TUNNEL_CONNECT_PATH,
-      encodeFrame,
-      decodeFrame,
-      md,
-    );
-    call.on('error', () => undefined);
-    cleanups.push(() => {
-      call.cancel();
-      client.close();
-    });
     let opens = 0;
-    const mux = new Multiplexer({
-      sink: duplexFrameSink(call),
-      role: 'agent',
-      onStream: (s) => {
-        opens++;
-        mux.send(resetFrame(s.id, ResetCode.NO_ROUTE, 'no such thing here'));
-      },
+    await fakeAgent(g, 'agent-g', 2, (s, mux) => {
+      opens++;
+      mux.send(resetFrame(s.id, ResetCode.NO_ROUTE, 'no such thing here'));
     });
-    call.on('data', (f: Frame) => {
-      if (f.kind.case !== 'welcome') mux.receive(f);
-    });
-    call.write(
-      frame({
-        case: 'hello',
-        value: {
-          minProtocolVersion: 1,
-          maxProtocolVersion: 2,
-          agentVersion: 't',
-          heartbeatIntervalMs: 30_000,
-        },
-      }),
-    );
     const { router } = await startRouter(bus, 'agent-g');
     const err = await failureOf(router.open('agent-g', get('/x')));
     // The gateway turned the agent's claim into an answer: the proxy did not try again.
@@ -362,5 +391,41 @@ describe('persistent links from proxy to gateway', () => {
     const refused = await failureOf(router.open('agent-ghost', get('/x')));
     expect(refused.message).toBe('Agent is not connected: agent-ghost');
     expect(opens).toBe(1);
+  });
+
+  it('unfolds inline bodies and end flags for a v1 agent', async () => {
+    const bus = createMemoryBus();
+    const g = await startGateway(bus);
+    const agent = await fakeAgent(g, 'agent-h', 1, (s) => {
+      // Read without an async iterator, which would destroy the duplex when its input ends.
+      let body = '';
+      s.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      s.on('end', () => {
+        s.respond(200);
+        s.end(`got ${body}`);
+      });
+    });
+    const { router } = await startRouter(bus, 'agent-h');
+    const s = router.open('agent-h', {
+      head: { case: 'http', value: { method: 'POST', path: '/v1', headers: [] } },
+      body: Buffer.from('a small body'),
+    });
+    expect((await s.responseHead()).status).toBe(200);
+    expect(await text(s)).toBe('got a small body');
+    // The proxy sent one Open with the body inline and its end; a v1 agent gets them apart.
+    const kinds = agent.seen.map((f) =>
+      f.kind.case === 'open'
+        ? `open hasBody=${f.kind.value.hasBody} inline=${f.kind.value.body.byteLength}`
+        : f.kind.case === 'data'
+          ? `data ${f.kind.value.chunk.byteLength} end=${f.kind.value.endStream}`
+          : f.kind.case,
+    );
+    expect(kinds.filter((k) => k !== 'windowUpdate')).toEqual([
+      'open hasBody=true inline=0',
+      `data ${'a small body'.length} end=false`,
+      'end',
+    ]);
   });
 });
