@@ -39,16 +39,17 @@ const CHUNK = 64 * 1024;
 
 /** What the backend saw: requests that arrived and responses cut off before they ended. */
 interface BackendLog {
-  arrived: Set<string>;
+  arrivals: Map<string, number>;
   aborted: Set<string>;
   waiters: Array<() => void>;
 }
 
 async function startBackend(): Promise<{ url: string; log: BackendLog }> {
-  const log: BackendLog = { arrived: new Set(), aborted: new Set(), waiters: [] };
+  const log: BackendLog = { arrivals: new Map(), aborted: new Set(), waiters: [] };
   const server = http.createServer((req, res) => {
     const url = req.url ?? '';
-    log.arrived.add(url);
+    const arrival = (log.arrivals.get(url) ?? 0) + 1;
+    log.arrivals.set(url, arrival);
     res.on('close', () => {
       if (!res.writableFinished) log.aborted.add(url);
       for (const w of log.waiters.splice(0)) w();
@@ -68,6 +69,8 @@ async function startBackend(): Promise<{ url: string; log: BackendLog }> {
       };
       return pump();
     }
+    // Answers the second time only: the first request stays unanswered, head and all.
+    if (url.startsWith('/once') && arrival === 1) return;
     if (url.startsWith('/hold')) {
       // Answers the head, then holds the body until the client goes away.
       res.writeHead(200);
@@ -162,7 +165,9 @@ const get = (path: string) => ({
 
 async function failureOf(s: TunnelStream): Promise<Error> {
   const err = await new Promise<Error>((resolve) => {
-    s.on('close', () => resolve(s.errored ?? new Error('closed without an error')));
+    const done = () => resolve(s.errored ?? new Error('closed without an error'));
+    if (s.closed) return done();
+    s.on('close', done);
     s.resume();
   });
   return err;
@@ -266,6 +271,29 @@ describe('persistent links from proxy to gateway', () => {
     expect(log.aborted.has('/hold/2')).toBe(false);
     onSecond.destroy();
     await waitForBackend(log, () => log.aborted.has('/hold/2'));
+  });
+
+  it('a link lost before any answer: a GET is sent again, a POST is not', async () => {
+    const bus = createMemoryBus();
+    const { url, log } = await startBackend();
+    const g = await startGateway(bus);
+    await startAgent('agent-i', g, url);
+    const { router } = await startRouter(bus, 'agent-i', { linksPerGateway: 1 });
+    const read = router.open('agent-i', get('/once/get'));
+    const write = router.open('agent-i', {
+      head: { case: 'http', value: { method: 'POST', path: '/once/post', headers: [] } },
+      body: Buffer.from('x'),
+    });
+    await waitForBackend(log, () => log.arrivals.has('/once/get') && log.arrivals.has('/once/post'));
+    const [link] = router.linksTo(g.internalAddress);
+    (link as unknown as { call: ClientDuplexStream<Frame, Frame> }).call.cancel();
+    // The same gateway still holds the agent: the GET goes there again, over a new link.
+    expect(await text(read)).toBe('hello /once/get');
+    expect(log.arrivals.get('/once/get')).toBe(2);
+    // The POST may have been served: it fails rather than run twice.
+    const err = await failureOf(write);
+    expect(isTunnelError(err) && err.code).toBe('TUNNEL_UNAVAILABLE');
+    expect(log.arrivals.get('/once/post')).toBe(1);
   });
 
   it('1,000 concurrent streams over one link complete while one reader stays paused', async () => {

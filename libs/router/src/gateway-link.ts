@@ -20,8 +20,11 @@ export interface GatewayLinkOptions {
   metadata: Metadata;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
-  /** A stream the gateway refused to route, or whose link failed before any answer. */
-  onUnrouted: (stream: LogicalStream, reason: TunnelError) => void;
+  /**
+   * A stream the gateway refused to route, or whose link failed before any answer;
+   * `mayHaveReached` when the link failed after sending its Open (the agent may be serving it).
+   */
+  onUnrouted: (stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean) => void;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -104,7 +107,8 @@ export class GatewayLink {
       maxChunkSize: w.maxChunkSize,
       initialWindow: w.initialWindow,
       protocolVersion: w.protocolVersion,
-      onUnrouted: (s, reason) => this.opts.onUnrouted(s, reason),
+      // Called for a refusal, or from close() (closedWith is set first) for a lost link.
+      onUnrouted: (s, reason) => this.opts.onUnrouted(s, reason, this.closedWith !== undefined),
     });
     mux.on('pong', () => {
       this.awaitingPong = false;
@@ -151,7 +155,7 @@ export class GatewayLink {
     this.mux?.close(reason, reroute);
     for (const s of waiting) {
       if (s.destroyed) continue;
-      if (reroute) this.opts.onUnrouted(s, reason);
+      if (reroute) this.opts.onUnrouted(s, reason, false);
       else s.destroy(reason);
     }
     this.call.cancel();
