@@ -88,6 +88,15 @@ function routerMetrics(registry: Registry | undefined, open: () => number): Rout
   };
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A read that changes nothing (RFC 9110 safe methods), not an upgrade. */
+function safeToRepeat(open: Open): boolean {
+  const h = open.head;
+  const http = h.case === 'http' ? h.value : h.case === 'extension' ? h.value.http : undefined;
+  return http !== undefined && !http.upgrade && SAFE_METHODS.has(http.method.toUpperCase());
+}
+
 /**
  * The proxy side of routing: a local table of which gateway holds which agent, fed by a
  * presence watch, and a few persistent links to each gateway that carry every stream to its
@@ -171,16 +180,22 @@ export class AgentRouter {
     }
   }
 
-  /** A gateway did not take the stream (route refused, link lost): find the agent again. */
-  private unrouted(stream: LogicalStream, reason: TunnelError): void {
+  /**
+   * A gateway did not take the stream (route refused, link lost): find the agent again. A
+   * request whose Open may have reached the agent before its link was lost is sent again only
+   * when doing it twice is harmless.
+   */
+  private unrouted(stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean): void {
     const route = this.routes.get(stream);
     if (stream.destroyed || !route) return;
-    if (this.stopped || Date.now() >= route.deadline) {
+    if (this.stopped || Date.now() >= route.deadline || (mayHaveReached && !safeToRepeat(stream.open))) {
       stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason.message));
       return;
     }
     const agent = stream.open.agent;
-    this.retarget(agent, route).then(
+    // A refusal means the route is stale; a lost link says nothing about where the agent is.
+    const refused = reason.code === TunnelErrorCode.NOT_FOUND;
+    this.retarget(agent, route, refused).then(
       (next) => {
         if (stream.destroyed) return;
         if (!next) stream.destroy(agentNotConnected(agent));
@@ -197,11 +212,18 @@ export class AgentRouter {
     );
   }
 
-  /** Asks the store itself (not the local table) where the agent is now. */
-  private async retarget(agent: string, failed: Route): Promise<PresenceRecord | undefined> {
+  /**
+   * Asks the store itself (not the local table) where the agent is now; after a refusal, only a
+   * route other than the failed one will do.
+   */
+  private async retarget(
+    agent: string,
+    failed: Route,
+    refused: boolean,
+  ): Promise<PresenceRecord | undefined> {
     this.opts.logger.info({ agent, gateway: failed.address }, 'route to agent failed; checking presence');
     const same = (r: PresenceRecord | undefined) =>
-      !r || (r.sessionId === failed.sessionId && r.internalAddress === failed.address);
+      !r || (refused && r.sessionId === failed.sessionId && r.internalAddress === failed.address);
     const fresh = await this.opts.bus.presence.get(agent).catch(() => this.table.get(agent));
     if (same(fresh)) {
       // Give a reconnecting agent a moment: its new presence may be about to land.
@@ -223,7 +245,7 @@ export class AgentRouter {
           client: this.client(address),
           metadata: this.opts.metadata?.() ?? new Metadata(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
-          onUnrouted: (s, reason) => this.unrouted(s, reason),
+          onUnrouted: (s, reason, mayHaveReached) => this.unrouted(s, reason, mayHaveReached),
           onClosed: (link, reason) =>
             this.opts.logger.info(
               { gateway: link.address, reason: reason.message },
