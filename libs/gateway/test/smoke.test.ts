@@ -188,6 +188,20 @@ it('relays a small response to the proxy as one ResponseHead carrying body and e
     );
     original.call(this, f);
   };
+  // What the proxy side writes to the gateway: messages on its links' calls.
+  const sent: string[] = [];
+  const links = router.linksTo(router.lookup('agent-a')!.internalAddress);
+  const restore = links.map((link) => {
+    const call = (link as unknown as { call: { write: (f: Frame, cb?: () => void) => boolean } }).call;
+    const write = call.write;
+    call.write = (f, cb) => {
+      sent.push(f.kind.case === 'open' ? `open hasBody=${f.kind.value.hasBody}` : String(f.kind.case));
+      return write.call(call, f, cb);
+    };
+    return () => {
+      call.write = write;
+    };
+  });
   try {
     const s = router.open('agent-a', {
       head: { case: 'http', value: { method: 'GET', path: '/small', headers: [] } },
@@ -196,7 +210,11 @@ it('relays a small response to the proxy as one ResponseHead carrying body and e
     expect(await text(s)).toBe('hello GET /small');
   } finally {
     proto.onFrame = original;
+    for (const r of restore) r();
   }
+  // The request was one message: an Open that ends the request side.
+  expect(links.length).toBeGreaterThan(0);
+  expect(sent).toEqual(['open hasBody=false']);
   // Head, body and end in separate messages cost the proxy three reads and three turns.
   expect(seen.filter((f) => f.kind !== 'welcome')).toEqual([
     { kind: 'responseHead', body: 'hello GET /small'.length, end: true },
