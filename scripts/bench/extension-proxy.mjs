@@ -8,9 +8,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TokenAuthority } from '@pullplane/auth';
-import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
-import { fixtureDir, spawnApp, spawnReady, statusKb } from './processes.mjs';
+import { benchPki, spawnApp, spawnReady, statusKb } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -19,7 +18,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 const rss = (pid) => statusKb(pid) * 1024;
 
-const { dir, file } = fixtureDir('bench-extension-proxy-');
+const { dir, file, server, agentCert, proxyCert, caFile } = await benchPki(
+  'bench-extension-proxy-',
+  'extension-proxy',
+);
 // nginx's workers may run as another user: they must be able to read the files they serve.
 chmodSync(dir, 0o755);
 
@@ -61,20 +63,6 @@ http {
 await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
 
 // ---- pullplane: nats, gateway, agent (extension map → nginx), extension proxy ----
-const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
-const server = await issueCertificate(ca, {
-  commonName: 'localhost',
-  dnsNames: ['localhost'],
-  ipAddresses: ['127.0.0.1'],
-  usage: 'both',
-});
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
-const proxyCert = await issueCertificate(ca, {
-  commonName: 'extension-proxy',
-  usage: 'client',
-  kind: 'proxy',
-});
-const caFile = file('ca.crt', ca.certPem);
 const nats = await startNatsServer();
 const gwPort = await freePort();
 const gateway = await spawnApp(

@@ -60,6 +60,35 @@ export function fixtureDir(prefix) {
   return { dir, file };
 }
 
+/**
+ * The certificates every data-path bench needs, written into a fresh fixture dir: a CA, a
+ * server pair for localhost/127.0.0.1 (gateway and proxies), an agent and a proxy client pair.
+ */
+export async function benchPki(prefix, proxyName = 'resource-proxy') {
+  const { createCertificateAuthority, issueCertificate } = await import('@pullplane/pki');
+  const { dir, file } = fixtureDir(prefix);
+  const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
+  const server = await issueCertificate(ca, {
+    commonName: 'localhost',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'both',
+  });
+  const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
+  const proxyCert = await issueCertificate(ca, { commonName: proxyName, usage: 'client', kind: 'proxy' });
+  return {
+    dir,
+    file,
+    ca,
+    server,
+    agentCert,
+    proxyCert,
+    caFile: file('ca.crt', ca.certPem),
+    tlsCrt: file('tls.crt', server.certPem),
+    tlsKey: file('tls.key', server.keyPem),
+  };
+}
+
 /** A kB field of /proc/<pid>/status (VmRSS, VmHWM, ...). */
 export const statusKb = (pid, field = 'VmRSS') =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);

@@ -11,10 +11,9 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
 import Redis from 'ioredis';
-import { children, fixtureDir, spawnApp, spawnReady } from './processes.mjs';
+import { benchPki, children, spawnApp, spawnReady } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -23,17 +22,10 @@ const N_PIPELINED = N * 4;
 const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 10_000));
 
 // ---- fixtures --------------------------------------------------------------------------
-const { dir, file } = fixtureDir('bench-redis-proxy-');
-const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
-const server = await issueCertificate(ca, {
-  commonName: 'gw',
-  dnsNames: ['localhost'],
-  ipAddresses: ['127.0.0.1'],
-  usage: 'both',
-});
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
-const proxyCert = await issueCertificate(ca, { commonName: 'redis-proxy', usage: 'client', kind: 'proxy' });
-const caFile = file('ca.crt', ca.certPem);
+const { dir, file, server, agentCert, proxyCert, caFile } = await benchPki(
+  'bench-redis-proxy-',
+  'redis-proxy',
+);
 
 const principal = await startRedisServer();
 const agentRedis = await startRedisServer();

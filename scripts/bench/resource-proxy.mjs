@@ -12,9 +12,8 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { TokenAuthority } from '@pullplane/auth';
-import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { freePort, startNatsServer } from '@pullplane/testing';
-import { children, cpuTicks, fixtureDir, root, spawnApp, spawnReady } from './processes.mjs';
+import { benchPki, children, cpuTicks, root, spawnApp, spawnReady } from './processes.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
@@ -59,24 +58,11 @@ const family = (pid) => {
 };
 
 // ---- fixtures --------------------------------------------------------------------------
-const { dir, file } = fixtureDir('bench-resource-proxy-');
+const { dir, file, server, agentCert, proxyCert, caFile, tlsCrt, tlsKey } = await benchPki(
+  'bench-resource-proxy-',
+  'resource-proxy',
+);
 chmodSync(dir, 0o755);
-const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
-const server = await issueCertificate(ca, {
-  commonName: 'localhost',
-  dnsNames: ['localhost'],
-  ipAddresses: ['127.0.0.1'],
-  usage: 'both',
-});
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
-const proxyCert = await issueCertificate(ca, {
-  commonName: 'resource-proxy',
-  usage: 'client',
-  kind: 'proxy',
-});
-const caFile = file('ca.crt', ca.certPem);
-const tlsCrt = file('tls.crt', server.certPem);
-const tlsKey = file('tls.key', server.keyPem);
 const apiToken = 'bench-agent-service-account-token';
 
 const b64 = (s) => Buffer.from(s).toString('base64');

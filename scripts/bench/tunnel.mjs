@@ -12,12 +12,11 @@ import https from 'node:https';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { connectNatsBus } from '@pullplane/bus';
-import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { AgentRouter } from '@pullplane/router';
 import { freePort, startNatsServer } from '@pullplane/testing';
 import pino from 'pino';
 import { Pool } from 'undici';
-import { children, cpuTicks, fixtureDir, root, statusKb as rssKb, spawnApp } from './processes.mjs';
+import { benchPki, children, cpuTicks, root, statusKb as rssKb, spawnApp } from './processes.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? (quick ? 1000 : 5000));
@@ -31,23 +30,10 @@ const log = pino({ level: 'silent' });
 const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`;
 
 // ---- fixtures --------------------------------------------------------------------------
-const { file } = fixtureDir('bench-tunnel-');
-const ca = await createCertificateAuthority({ commonName: 'bench-ca' });
-const server = await issueCertificate(ca, {
-  commonName: 'gw',
-  dnsNames: ['localhost'],
-  ipAddresses: ['127.0.0.1'],
-  usage: 'both',
-});
-const agentCert = await issueCertificate(ca, { commonName: 'bench-agent', usage: 'client', kind: 'agent' });
-const proxyCert = await issueCertificate(ca, {
-  commonName: 'resource-proxy',
-  usage: 'client',
-  kind: 'proxy',
-});
-const caFile = file('ca.crt', ca.certPem);
-const tlsCrt = file('tls.crt', server.certPem);
-const tlsKey = file('tls.key', server.keyPem);
+const { file, ca, server, agentCert, proxyCert, caFile, tlsCrt, tlsKey } = await benchPki(
+  'bench-tunnel-',
+  'resource-proxy',
+);
 
 const small = Buffer.from(
   JSON.stringify({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'bench', namespace: 'default' } }),

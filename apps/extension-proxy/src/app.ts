@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
-import { AuthMethodError, type HeaderAuthMethod, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
+import type { Tracer } from '@opentelemetry/api';
+import {
+  AuthMethodError,
+  type HeaderAuthMethod,
+  parseAuthMethod,
+  plaintextListenerProblems,
+  TokenAuthority,
+} from '@pullplane/auth';
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
-import { isLoopback } from '@pullplane/names';
 import {
   createProxyReplica,
+  currentListenerTls,
+  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
@@ -46,16 +54,14 @@ export function validateExtensionProxyConfig(
     problems.push(
       `--auth=${c.auth}: the extension proxy recognises the Argo CD server by mtls or a mesh identity`,
     );
-  if (c.insecurePlaintext) {
-    if (kind && kind !== 'header')
-      problems.push('--insecure-plaintext requires a mesh identity header (--auth=header:…, istio, linkerd)');
-    if (!isLoopback(c.listenHost) && !c.allowInsecureNonLoopback)
-      problems.push(
-        `--insecure-plaintext on --listen-host=${c.listenHost} lets anyone who reaches the port forge identity headers; bind 127.0.0.1 or pass --allow-insecure-non-loopback`,
-      );
-  } else if (kind === 'header') {
-    problems.push('a mesh identity header is only trusted with --insecure-plaintext on loopback');
-  }
+  problems.push(
+    ...plaintextListenerProblems({
+      insecurePlaintext: c.insecurePlaintext,
+      allowInsecureNonLoopback: c.allowInsecureNonLoopback,
+      listeners: [{ flag: 'listen-host', host: c.listenHost }],
+      ...(kind ? { callerMethod: { flag: 'auth', kind } } : {}),
+    }),
+  );
   if (c.allowedCallers.length === 0) problems.push('--allowed-callers must name the Argo CD server');
   for (const u of c.resourceProxyUrl) {
     try {
@@ -68,7 +74,10 @@ export function validateExtensionProxyConfig(
   return problems;
 }
 
-export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'>;
+export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
+  /** Set when traces are exported (`--otlp-address`). */
+  tracer?: Tracer | undefined;
+};
 
 export type ExtensionProxyApp = ProxyReplica<ExtensionProxy> & {
   /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
@@ -105,23 +114,19 @@ export function createExtensionProxyApp(
         logger.warn(
           `no CA for client certificates (--client-ca-path, Secret ${c.clientCaSecretName}) and no --token-key-path: every caller is refused until a CA appears`,
         );
-      const pair = material.serverTls?.current;
+      const listener = {
+        pair: material.serverTls,
+        clientCa: material.clientCa,
+        reload: () => material.reload(),
+      };
+      const listenerTls = currentListenerTls(listener);
       const proxy = createExtensionProxy({
         router,
         logger,
         registry,
         host: c.listenHost,
         port: c.listenPort,
-        ...(pair
-          ? {
-              tls: {
-                cert: pair.cert,
-                key: pair.key,
-                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
-                ...(protocol ? { protocol } : {}),
-              },
-            }
-          : {}),
+        ...(listenerTls ? { tls: { ...listenerTls, ...(protocol ? { protocol } : {}) } } : {}),
         auth: {
           allowed: c.allowedCallers,
           ...(method.kind === 'header' ? { meshIdentity: method as HeaderAuthMethod } : {}),
@@ -132,26 +137,14 @@ export function createExtensionProxyApp(
         maxRequestBodyBytes: c.maxRequestBody,
         isRevoked: (agent) => revoked.has(agent),
         isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+        ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
-      const applyTls = () => {
-        const p = material.serverTls?.current;
-        if (!p) return;
-        proxy.reloadTls({
-          cert: p.cert,
-          key: p.key,
-          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
-        });
-      };
-      material.serverTls?.onChange(applyTls);
-      material.clientCa?.onChange(applyTls);
-      const stopControl = bus.control.subscribe((ev) => {
-        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'extension-proxy'))
-          void material.reload().then(applyTls);
+      const followed = followListenerMaterial(listener, {
+        bus,
+        service: 'extension-proxy',
+        apply: (tls) => proxy.reloadTls(tls),
       });
-      reload = async () => {
-        await material.reload();
-        applyTls();
-      };
+      reload = followed.reload;
       return {
         get port() {
           return proxy.port;
@@ -160,7 +153,7 @@ export function createExtensionProxyApp(
         reloadTls: proxy.reloadTls,
         async close(graceMs?: number) {
           stopRevocations();
-          stopControl();
+          followed.stop();
           material.stop();
           await proxy.close(graceMs);
         },

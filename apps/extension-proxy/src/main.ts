@@ -1,5 +1,6 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
+import { startTracing, traceLogFields } from '@pullplane/tracing';
 import { createExtensionProxyApp, validateExtensionProxyConfig } from './app.js';
 import { extensionProxyOptions } from './options.js';
 
@@ -13,10 +14,29 @@ const { config, unused } = parseOrExit(extensionProxyOptions, {
   validate: (c) => validateExtensionProxyConfig(c, process.env),
   unusedNames: { app: 'extension-proxy', family: 'principal' },
 });
-const logger = createLogger({ level: config.logLevel, name: 'extension-proxy' });
+const logger = createLogger({
+  level: config.logLevel,
+  name: 'extension-proxy',
+  ...(config.otlpAddress ? { mixin: traceLogFields } : {}),
+});
 logUnusedNames(unused, logger);
-const app = createExtensionProxyApp(config, { logger, registry: createMetricsRegistry() });
-installShutdown({ logger, drainTimeoutMs: config.drainTimeout, shutdown: () => app.stop() });
+const tracing = await startTracing({
+  app: 'extension-proxy',
+  address: config.otlpAddress,
+  insecure: config.otlpInsecure,
+  logger,
+});
+const app = createExtensionProxyApp(config, {
+  logger,
+  registry: createMetricsRegistry(),
+  tracer: tracing.tracer,
+});
+installShutdown({
+  logger,
+  drainTimeoutMs: config.drainTimeout,
+  // Spans still queued (the drained requests' too) are exported before exit.
+  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+});
 process.on('SIGHUP', () => void app.reloadTls());
 app.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'extension proxy failed to start');

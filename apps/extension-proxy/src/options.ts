@@ -2,6 +2,7 @@ import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
 import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
+import { principalTracingOptions } from '@pullplane/tracing';
 
 /** Flags of the extension proxy; env ARGOCD_PRINCIPAL_EXTENSION_PROXY_*, params keys principal.extension-proxy.*. */
 export const extensionProxyOptions = defineOptions([
@@ -64,6 +65,7 @@ export const extensionProxyOptions = defineOptions([
   },
   ...principalTlsProtocolOptions,
   ...principalSecretAccessOptions,
+  ...principalTracingOptions,
   {
     flag: 'insecure-plaintext',
     type: 'boolean',

@@ -42,6 +42,25 @@ describe('routing and headers, as Argo CD sends them', () => {
     expect(r.headers['set-cookie']).toBeUndefined();
   });
 
+  it("passes the Argo CD server's trace context to the backend through the Open, never as a forwarded header", async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const r = await s.get('/metrics/api/health', {
+      ...argocdHeaders({ name: 'agent-a' }),
+      traceparent,
+      tracestate: 'vendor=1',
+    });
+    expect(r.status).toBe(200);
+    const echo = JSON.parse(r.body) as Echo;
+    expect(echo.headers.traceparent).toBe(traceparent);
+    expect(echo.headers.tracestate).toBe('vendor=1');
+    // A malformed one is dropped at the proxy, not carried into the cluster.
+    const bad = await s.get('/metrics/api/health', {
+      ...argocdHeaders({ name: 'agent-a' }),
+      traceparent: 'x',
+    });
+    expect((JSON.parse(bad.body) as Echo).headers.traceparent).toBeUndefined();
+  });
+
   it('reaches the other agent by the cluster URL registration wrote (ours and argocd-agent form)', async () => {
     const ours = await s.get('/metrics/x', argocdHeaders({ url: `${RESOURCE_PROXY_URL}/clusters/agent-b` }));
     expect(ours.status).toBe(200);

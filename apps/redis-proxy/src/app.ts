@@ -2,6 +2,8 @@ import type { Tracer } from '@opentelemetry/api';
 import type { InferConfig } from '@pullplane/config';
 import {
   createProxyReplica,
+  currentListenerTls,
+  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
@@ -76,19 +78,22 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         principalTls.ca = ca;
       });
       const redisTls = c.redisTls ? { tls: principalTls } : {};
-      const listener = material.listener?.current;
+      const listener = {
+        pair: material.listener,
+        clientCa: material.clientCa,
+        reload: () => material.reload(),
+      };
+      const listenerTls = currentListenerTls(listener);
       const proxy = createRedisProxy({
         router,
         logger,
         registry,
         host: c.listenHost,
         port: c.listenPort,
-        ...(listener
+        ...(listenerTls
           ? {
               tls: {
-                cert: listener.cert,
-                key: listener.key,
-                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
+                ...listenerTls,
                 ...(protocol ? { protocol } : {}),
                 authorizeClient: callerCertificatesOnly,
               },
@@ -118,28 +123,16 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         maxClients: c.maxClients,
         allowCommands: c.allowCommands,
       });
-      const applyTls = () => {
-        const pair = material.listener?.current;
-        if (!pair) return;
-        proxy.reloadTls({
-          cert: pair.cert,
-          key: pair.key,
-          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
-        });
-      };
-      material.listener?.onChange(applyTls);
-      material.clientCa?.onChange(applyTls);
-      reload = async () => {
-        await material.reload();
-        applyTls();
-      };
-      const stopControl = bus.control.subscribe((ev) => {
-        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'redis-proxy')) void reload?.();
+      const followed = followListenerMaterial(listener, {
+        bus,
+        service: 'redis-proxy',
+        apply: (tls) => proxy.reloadTls(tls),
       });
+      reload = followed.reload;
       const close = proxy.close.bind(proxy);
       return Object.assign(proxy, {
         async close(graceMs?: number) {
-          stopControl();
+          followed.stop();
           material.stop();
           await close(graceMs);
         },

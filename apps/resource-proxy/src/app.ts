@@ -4,13 +4,17 @@ import {
   AuthMethodError,
   type HeaderAuthMethod,
   InMemoryDenyList,
+  type PlaintextListenerSettings,
   parseAuthMethod,
+  plaintextListenerProblems,
+  plaintextListenerWarnings,
 } from '@pullplane/auth';
 import { followRevocations } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
-import { isLoopback } from '@pullplane/names';
 import {
   createProxyReplica,
+  currentListenerTls,
+  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
@@ -29,6 +33,15 @@ export function callerAuthMethod(c: ResourceProxyConfig): AuthMethod {
       ? { trustDomain: c.meshTrustDomain, namespaces: c.meshCallerNamespaces }
       : undefined;
   return parseAuthMethod(c.auth, { mesh });
+}
+
+function plaintextSettings(c: ResourceProxyConfig, kind?: string): PlaintextListenerSettings {
+  return {
+    insecurePlaintext: c.insecurePlaintext,
+    allowInsecureNonLoopback: c.allowInsecureNonLoopback,
+    listeners: [{ flag: 'listen-host', host: c.listenHost }],
+    ...(kind ? { callerMethod: { flag: 'auth', kind } } : {}),
+  };
 }
 
 export function validateResourceProxyConfig(
@@ -51,19 +64,11 @@ export function validateResourceProxyConfig(
   }
   if (kind === 'token')
     problems.push('--auth=token is not a caller method here: set --token-key-path with --auth=mtls');
+  problems.push(...plaintextListenerProblems(plaintextSettings(c, kind)));
   if (c.insecurePlaintext) {
-    if (kind && kind !== 'header')
-      problems.push('--insecure-plaintext requires a mesh identity header (--auth=header:…, istio, linkerd)');
-    if (!isLoopback(c.listenHost) && !c.allowInsecureNonLoopback) {
-      problems.push(
-        `--insecure-plaintext on --listen-host=${c.listenHost} lets anyone who reaches the port forge identity headers; bind 127.0.0.1 or pass --allow-insecure-non-loopback`,
-      );
-    }
     if (c.allowedCallers.length === 0)
       problems.push('--allowed-callers must name who may use the proxy in mesh mode');
   } else {
-    if (kind === 'header')
-      problems.push('a mesh identity header is only trusted with --insecure-plaintext on loopback');
     if (
       kind === 'mtls' &&
       !c.resourceProxyCaPath &&
@@ -93,11 +98,7 @@ export function resourceProxyStartupWarnings(c: ResourceProxyConfig): string[] {
       "--adopt-argocd-agent-clusters: argocd-agent's cluster-Secret tokens never expire; revoke one by its jti (`pullplane revoke`) or rotate the JWT key once every Secret has been adopted",
     );
   }
-  if (c.insecurePlaintext && c.allowInsecureNonLoopback && !isLoopback(c.listenHost)) {
-    warnings.push(
-      '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
-    );
-  }
+  warnings.push(...plaintextListenerWarnings(plaintextSettings(c)));
   if (c.auth.startsWith('header:')) {
     try {
       const method = parseAuthMethod(c.auth);
@@ -164,6 +165,12 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
           `callers have no way in: neither a caller CA (--resource-proxy-ca-path, Secret ${c.resourceProxyCaSecretName}) nor a token key (--token-key-path, Secret ${c.jwtSecretName}) is available`,
         );
       }
+      const listener = {
+        pair: material.serverTls,
+        clientCa: material.clientCa,
+        reload: () => material.reload(),
+      };
+      const listenerTls = currentListenerTls(listener);
       const auth: CallerAuthOptions = {
         ...(material.cachedTokens ? { tokens: material.cachedTokens } : {}),
         ...(method.kind === 'header'
@@ -178,42 +185,19 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         registry,
         host: c.listenHost,
         port: c.listenPort,
-        ...(material.serverTls?.current
-          ? {
-              tls: {
-                cert: material.serverTls.current.cert,
-                key: material.serverTls.current.key,
-                ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
-                ...(protocol ? { protocol } : {}),
-              },
-            }
-          : {}),
+        ...(listenerTls ? { tls: { ...listenerTls, ...(protocol ? { protocol } : {}) } } : {}),
         auth,
         requestTimeoutMs: c.requestTimeout,
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
-      const applyTls = () => {
-        const pair = material.serverTls?.current;
-        if (!pair) return;
-        proxy.reloadTls({
-          cert: pair.cert,
-          key: pair.key,
-          ...(material.clientCa?.current ? { ca: material.clientCa.current } : {}),
-        });
-      };
-      material.serverTls?.onChange(applyTls);
-      material.clientCa?.onChange(applyTls);
-      const stopControl = bus.control.subscribe((ev) => {
-        if (ev.type === 'config-reload' && (!ev.service || ev.service === 'resource-proxy')) {
-          void material.reload().then(applyTls);
-        }
+      const followed = followListenerMaterial(listener, {
+        bus,
+        service: 'resource-proxy',
+        apply: (tls) => proxy.reloadTls(tls),
       });
-      reload = async () => {
-        await material.reload();
-        applyTls();
-      };
+      reload = followed.reload;
       return {
         get port() {
           return proxy.port;
@@ -222,7 +206,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         reloadTls: (m: Parameters<ResourceProxy['reloadTls']>[0]) => proxy.reloadTls(m),
         async close(graceMs?: number) {
           stopRevocations();
-          stopControl();
+          followed.stop();
           material.stop();
           await proxy.close(graceMs);
         },

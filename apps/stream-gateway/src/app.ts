@@ -9,7 +9,10 @@ import {
   CALLER_TOKEN_AUDIENCE,
   InMemoryDenyList,
   type MeshPinning,
+  type PlaintextListenerSettings,
   parseAuthMethod,
+  plaintextListenerProblems,
+  plaintextListenerWarnings,
   ReloadableTokenVerifier,
   TokenAuthority,
   type TokenAuthorityOptions,
@@ -70,6 +73,18 @@ function parseAuth(
   }
 }
 
+function plaintextSettings(c: GatewayConfig, kind?: string): PlaintextListenerSettings {
+  return {
+    insecurePlaintext: c.insecurePlaintext,
+    allowInsecureNonLoopback: c.allowInsecureNonLoopback,
+    listeners: [
+      { flag: 'listen-host', host: c.listenHost },
+      { flag: 'internal-listen-host', host: c.internalListenHost ?? c.listenHost },
+    ],
+    ...(kind ? { callerMethod: { flag: 'auth', kind } } : {}),
+  };
+}
+
 /**
  * Cross-field rules, reported together with every other configuration problem. `env` tells
  * whether a Kubernetes API is configured, for material read from Secrets.
@@ -91,29 +106,13 @@ export function validateGatewayConfig(
     problems.push('--tls-cert and --tls-key go together');
   problems.push(...tlsProtocolSettings(c).problems);
   problems.push(...gatewayMaterialProblems(c, gatewayNeeds(c, auth, internal), env));
+  problems.push(...plaintextListenerProblems(plaintextSettings(c, auth?.kind)));
   if (c.insecurePlaintext) {
-    if (auth && auth.kind !== 'header') {
-      problems.push(
-        '--insecure-plaintext requires header authentication (--auth=header:…, istio or linkerd)',
-      );
-    }
     if (internal && internal.kind !== 'header') {
       problems.push(
         `--insecure-plaintext with --internal-auth=${c.internalAuth} would leave Forward calls on the internal listener unauthenticated (there is no TLS to carry a client certificate): set --internal-auth=istio, linkerd or header:<name>:<regex> with --internal-allowed-clients`,
       );
     }
-    for (const [flag, host] of [
-      ['listen-host', c.listenHost],
-      ['internal-listen-host', c.internalListenHost ?? c.listenHost],
-    ] as const) {
-      if (!isLoopback(host) && !c.allowInsecureNonLoopback) {
-        problems.push(
-          `--insecure-plaintext on --${flag}=${host} lets anyone who reaches the port forge identity headers; bind 127.0.0.1 behind the sidecar or pass --allow-insecure-non-loopback`,
-        );
-      }
-    }
-  } else if (auth?.kind === 'header') {
-    problems.push('header authentication is only safe with --insecure-plaintext behind a mesh sidecar');
   }
   if (c.allowLegacyAgentCerts && auth && auth.kind !== 'mtls')
     problems.push('--allow-legacy-agent-certs applies to --auth=mtls only');
@@ -142,11 +141,7 @@ const UNPINNED_PROBES: Record<string, string> = {
 /** What an operator should know about a configuration that is accepted but weaker than it could be. */
 export function gatewayStartupWarnings(c: GatewayConfig): string[] {
   const warnings: string[] = [];
-  if (c.insecurePlaintext && c.allowInsecureNonLoopback) {
-    warnings.push(
-      '--insecure-plaintext on a non-loopback address: anyone who reaches the port can forge identity headers',
-    );
-  }
+  warnings.push(...plaintextListenerWarnings(plaintextSettings(c)));
   if (c.allowLegacyAgentCerts) {
     warnings.push(
       '--allow-legacy-agent-certs: a certificate without a credential kind opens the tunnel of the agent its CN names; any such caller certificate of the same CA can do so too',

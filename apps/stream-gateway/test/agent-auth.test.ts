@@ -269,7 +269,7 @@ describe('header authentication behind a mesh', () => {
       argv: ['--insecure-plaintext', '--listen-host=127.0.0.1'],
       env: {},
     });
-    expect(validateGatewayConfig(mtlsPlain.config).join('\n')).toMatch(/requires header authentication/);
+    expect(validateGatewayConfig(mtlsPlain.config).join('\n')).toMatch(/requires a mesh identity header/);
   });
 });
 

@@ -18,6 +18,7 @@ import {
   startNatsServer,
   startRedisServer,
   type TestPki,
+  waitFor,
 } from '@pullplane/testing';
 
 export interface RunningStack {
@@ -140,6 +141,16 @@ export async function startStack(): Promise<RunningStack> {
     await resourceProxy.waitForLine((l) => l.msg === 'resource-proxy started');
     await redisProxy.waitForLine((l) => l.msg === 'redis-proxy started');
     await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'agent-a');
+    // The proxies learn presence from NATS after the gateway has logged the connection.
+    for (const [proxy, port] of [
+      ['resource-proxy', metrics.resourceProxy],
+      ['redis-proxy', metrics.redisProxy],
+    ] as const) {
+      await waitFor(
+        async () => (await metricValue(port, 'pullplane_proxy_known_agents', { proxy })) === 1,
+        30_000,
+      );
+    }
     return {
       pki,
       gateway,

@@ -101,6 +101,12 @@ export class ExtensionExecutor {
       const prev = headers[lower];
       headers[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
     }
+    // The backend continues the trace the Open carries (the proxy's span, or the relay's).
+    const { traceparent, tracestate } = stream.open;
+    if (traceparent) {
+      headers.traceparent = traceparent;
+      if (tracestate) headers.tracestate = tracestate;
+    }
     // Configured headers replace what came with the request, as Argo CD's do.
     for (const h of extra) headers[h.name.toLowerCase()] = h.value;
     const upgrade = head.upgrade;

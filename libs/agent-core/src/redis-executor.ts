@@ -26,6 +26,10 @@ export interface RedisExecutorOptions {
   poolSize?: number;
   /** A command the local Redis does not answer in time fails (default 5 s). */
   commandTimeoutMs?: number;
+  /** Commands of one pipeline running on the local Redis at once (default 128). */
+  maxPipelineInflight?: number;
+  /** Replies of one pipeline held for a proxy not reading them before no new command starts (default 4 MiB). */
+  maxPipelineReplyBytes?: number;
   /** Unsent messages on one subscription stream before it is dropped as too slow (default 1 MiB). */
   maxPendingPushBytes?: number;
   /**
@@ -129,42 +133,86 @@ export class RedisExecutor {
 
   /**
    * A pipeline: commands arrive as RESP in the request body and run in order on one local
-   * connection; replies go back in the same order. Reading stops while the proxy is not
-   * taking replies, so nothing queues without bound here.
+   * connection; replies go back in the same order. Memory stays bounded whatever the client
+   * sends: at most `maxPipelineInflight` commands run at once, none starts while the replies
+   * waiting to be sent exceed `maxPipelineReplyBytes`, and reading the body stops while
+   * decoded commands wait, so the proxy's credit holds the rest back.
    */
   private pipeline(stream: LogicalStream, protocol: RespProtocol): void {
     stream.respond(200);
     const redis = this.connection();
+    const maxInflight = this.opts.maxPipelineInflight ?? 128;
+    const maxReplyBytes = this.opts.maxPipelineReplyBytes ?? 4 * 1024 * 1024;
+    const waiting: Buffer[][] = [];
     const out: Array<{ bytes: Buffer | undefined }> = [];
+    let inflight = 0;
+    let held = 0;
+    let waitingForDrain = false;
     let ended = false;
+    const hold = (bytes: number) => {
+      held += bytes;
+      this.pipelineReplyBytes += bytes;
+      if (this.pipelineReplyBytes > this.pipelineReplyBytesPeak)
+        this.pipelineReplyBytesPeak = this.pipelineReplyBytes;
+    };
+    stream.once('close', () => {
+      this.pipelineReplyBytes -= held;
+      held = 0;
+    });
     const flush = () => {
-      while (out.length > 0 && out[0]!.bytes !== undefined && !stream.destroyed) {
-        if (!stream.write(out.shift()!.bytes)) {
-          stream.pause();
-          stream.once('drain', () => stream.resume());
+      while (!waitingForDrain && out.length > 0 && out[0]!.bytes !== undefined && !stream.destroyed) {
+        const bytes = out.shift()!.bytes!;
+        hold(-bytes.length);
+        if (!stream.write(bytes)) {
+          waitingForDrain = true;
+          stream.once('drain', () => {
+            waitingForDrain = false;
+            flush();
+          });
         }
       }
-      if (ended && out.length === 0 && !stream.destroyed) stream.end();
+      if (ended && out.length === 0 && waiting.length === 0 && !stream.destroyed) stream.end();
+      else pump();
+    };
+    const pump = () => {
+      while (waiting.length > 0 && inflight < maxInflight && held < maxReplyBytes && !stream.destroyed) {
+        const args = waiting.shift()!;
+        const slot: { bytes: Buffer | undefined } = { bytes: undefined };
+        out.push(slot);
+        inflight++;
+        void this.execute(args, protocol, redis).then((bytes) => {
+          inflight--;
+          slot.bytes = bytes;
+          if (!stream.destroyed) hold(bytes.length);
+          flush();
+        });
+      }
+      // Decoded commands still wait: stop reading so the peer's credit stops growing.
+      if (waiting.length > 0) stream.pause();
+      else if (!ended) stream.resume();
     };
     const decoder = new RespDecoder({
       mode: 'server',
-      onValue: (v) => {
-        const slot: { bytes: Buffer | undefined } = { bytes: undefined };
-        out.push(slot);
-        const args = (v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value);
-        void this.execute(args, protocol, redis).then((bytes) => {
-          slot.bytes = bytes;
-          flush();
-        });
-      },
+      onValue: (v) => waiting.push((v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value)),
       onError: (err) => stream.reset(TunnelErrorCode.PROTOCOL, err.message),
     });
-    stream.on('data', (chunk: Buffer) => decoder.push(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      decoder.push(chunk);
+      pump();
+    });
     stream.on('end', () => {
       ended = true;
       flush();
     });
   }
+
+  /** Replies of pipelines held here now, and the most ever held at once (all streams). */
+  pipelineStats(): { replyBytes: number; peakReplyBytes: number } {
+    return { replyBytes: this.pipelineReplyBytes, peakReplyBytes: this.pipelineReplyBytesPeak };
+  }
+
+  private pipelineReplyBytes = 0;
+  private pipelineReplyBytesPeak = 0;
 
   /** Runs one command (checked, keys cut) and encodes its reply; never rejects. */
   private execute(args: Buffer[], protocol: RespProtocol, redis: Redis): Promise<Buffer> {

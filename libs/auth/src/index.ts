@@ -52,6 +52,11 @@ export {
   type PeerCertificateInput,
 } from './peer-identity.js';
 export {
+  type PlaintextListenerSettings,
+  plaintextListenerProblems,
+  plaintextListenerWarnings,
+} from './plaintext-listener.js';
+export {
   type IssueTokenOptions,
   TOKEN_ISSUER,
   type TokenAlgorithm,

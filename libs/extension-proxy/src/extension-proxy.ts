@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { SecureVersion } from 'node:tls';
+import type { Span, Tracer } from '@opentelemetry/api';
 import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
+import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
 import {
   bridgeUpgraded,
   isTunnelError,
@@ -25,13 +27,8 @@ export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
 }
 
-export interface ExtensionProxyTls {
-  cert: string | Buffer;
-  key: string | Buffer;
-  /** CA of caller certificates; without one no client certificate is trusted. */
-  ca?: string | Buffer;
-  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
-}
+/** The listener's TLS: see listenerSecureContext. */
+export type ExtensionProxyTls = ListenerTls;
 
 export interface ExtensionProxyOptions {
   router: StreamOpener;
@@ -50,6 +47,8 @@ export interface ExtensionProxyOptions {
   isRevoked?: (agent: string) => boolean;
   /** Agents known to presence get their own metric series; others share `_unknown`. */
   isKnownAgent?: (agent: string) => boolean;
+  /** Set when traces are exported: one server span per request, parent of the relay's and the agent's. */
+  tracer?: Tracer | undefined;
 }
 
 export interface ExtensionProxy {
@@ -144,6 +143,42 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     return { ok: true, a: { requestId, caller: caller.caller, target, headers } };
   };
 
+  // Spans by request: started when the caller is known, ended with the request's audit line.
+  const tracer = opts.tracer;
+  const spans = new WeakMap<IncomingMessage, { startedAt: number; span?: Span; ended?: boolean }>();
+  const beginTrace = (req: IncomingMessage) => {
+    if (tracer) spans.set(req, { startedAt: Date.now() });
+  };
+  /** The trace context the Open carries: our span's, or (untraced) an authenticated caller's own. */
+  const traceOpen = (req: IncomingMessage, a: Accepted) => {
+    const t = spans.get(req);
+    if (!tracer || !t) return callerTraceContext(req.headers);
+    t.span = startHttpServerSpan(tracer, req, {
+      requestId: a.requestId,
+      startTime: t.startedAt,
+      agent: a.target.agent,
+    });
+    return traceHeaders(t.span);
+  };
+  const endTrace = (
+    req: IncomingMessage,
+    requestId: string | undefined,
+    agent: string | undefined,
+    status: number,
+    failure: unknown,
+  ) => {
+    const t = spans.get(req);
+    if (!tracer || !t || t.ended) return;
+    t.ended = true;
+    // A request refused before it was accepted is traced too, but never under a caller's trace.
+    t.span ??= startHttpServerSpan(tracer, req, {
+      requestId: requestId ?? '',
+      startTime: t.startedAt,
+      agent: undefined,
+    });
+    endHttpServerSpan(t.span, status, agent, typeof failure === 'string' ? failure : undefined);
+  };
+
   const audit = (
     req: IncomingMessage,
     started: bigint,
@@ -151,6 +186,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     status: number,
     extra: Record<string, unknown> = {},
   ) => {
+    endTrace(req, a.requestId, a.target?.agent, status, extra.failure);
     requests.inc({ ...labels(a.target), code: String(status) });
     const h = req.headers;
     log.info(
@@ -176,8 +212,15 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     );
   };
 
-  const open = (a: Accepted, method: string, hasBody: boolean, upgrade: string): TunnelStream =>
+  const open = (
+    req: IncomingMessage,
+    a: Accepted,
+    method: string,
+    hasBody: boolean,
+    upgrade: string,
+  ): TunnelStream =>
     opts.router.open(a.target.agent, {
+      ...traceOpen(req, a),
       head: {
         case: 'extension',
         value: {
@@ -193,6 +236,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
+    beginTrace(req);
     let a: Accepted | undefined;
     let target: Partial<ExtensionTarget> | undefined;
     let bytesIn = 0;
@@ -207,7 +251,12 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
         res.end(body);
       } else res.destroy();
       errors.inc({ ...labels(target), reason: f.name });
-      audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, bytesIn, bytesOut });
+      audit(req, started, { ...a, target }, code, {
+        error: f.detail ?? f.name,
+        failure: f.name,
+        bytesIn,
+        bytesOut,
+      });
       req.resume();
     };
     const accepted = await accept(req);
@@ -223,7 +272,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
     let stream: TunnelStream;
     try {
-      stream = open(a, req.method ?? 'GET', hasBody, '');
+      stream = open(req, a, req.method ?? 'GET', hasBody, '');
     } catch (err) {
       if (isTunnelError(err)) return fail(fromTunnelError(err));
       throw err;
@@ -293,13 +342,19 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
         res.destroy();
         const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
         if (!cancelled) errors.inc({ ...labels(target), reason: 'MID_BODY' });
-        audit(req, started, a!, head.status, { error: stream.errored.message, bytesIn, bytesOut });
+        audit(req, started, a!, head.status, {
+          error: stream.errored.message,
+          failure: 'MID_BODY',
+          bytesIn,
+          bytesOut,
+        });
       }
     });
   };
 
   const upgrade = async (req: IncomingMessage, socket: Socket, rest: Buffer) => {
     const started = process.hrtime.bigint();
+    beginTrace(req);
     socket.on('error', () => undefined);
     const refuse = (f: ExtensionProxyFailure, target?: Partial<ExtensionTarget>, a?: Accepted) => {
       const { code, body } = failureBody(f);
@@ -308,7 +363,11 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
           `HTTP/1.1 ${code} ${httpReason(code)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
         );
       errors.inc({ ...labels(target), reason: f.name });
-      audit(req, started, { ...a, target }, code, { error: f.detail ?? f.name, upgrade: true });
+      audit(req, started, { ...a, target }, code, {
+        error: f.detail ?? f.name,
+        failure: f.name,
+        upgrade: true,
+      });
     };
     const accepted = await accept(req);
     if (!accepted.ok) return refuse(accepted.failure, accepted.target);
@@ -319,7 +378,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     let stream: TunnelStream;
     try {
       // Bytes after the 101 follow as Data; none are sent before it.
-      stream = open(a, req.method ?? 'GET', true, protocol);
+      stream = open(req, a, req.method ?? 'GET', true, protocol);
     } catch (err) {
       if (isTunnelError(err)) return refuse(fromTunnelError(err), a.target, a);
       throw err;
@@ -343,13 +402,8 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     const lines = [`HTTP/1.1 ${head.status} ${httpReason(head.status)}`];
     for (const h of head.headers) {
       const lower = h.name.toLowerCase();
-      if (
-        lower === 'connection' ||
-        lower === 'keep-alive' ||
-        lower === 'transfer-encoding' ||
-        lower === 'set-cookie'
-      )
-        continue;
+      // The shared rule, except that a 101 names the protocol it switches to.
+      if (isStrippedBackendResponseHeader(lower) && lower !== 'upgrade') continue;
       if (/[\r\n]/.test(h.name) || /[\r\n]/.test(h.value)) continue;
       lines.push(`${h.name}: ${h.value}`);
     }
@@ -374,6 +428,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
           bytesIn: s.bytesIn,
           bytesOut: s.bytesOut,
           error: s.error?.message,
+          ...(s.error ? { failure: 'UPGRADED_STREAM' } : {}),
         });
       },
     });
@@ -389,7 +444,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     ...(opts.tls
       ? {
           https: {
-            ...secureContext(opts.tls),
+            ...listenerSecureContext(opts.tls),
             requestCert: true,
             rejectUnauthorized: false,
           },
@@ -429,7 +484,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     },
     reloadTls(material) {
       if (!opts.tls) throw new Error('the extension proxy serves plaintext: no TLS to reload');
-      (app.server as HttpsServer).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      (app.server as HttpsServer).setSecureContext(listenerSecureContext({ ...opts.tls, ...material }));
       log.info('extension proxy TLS material reloaded');
     },
     async listen() {
@@ -476,17 +531,4 @@ function httpReason(code: number): string {
       } as Record<number, string>
     )[code] ?? 'Status'
   );
-}
-
-/** Without a CA, no client certificate is trusted (not Node's public roots). */
-function secureContext(t: ExtensionProxyTls) {
-  const p = t.protocol;
-  return {
-    cert: t.cert,
-    key: t.key,
-    ca: t.ca ?? [],
-    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
-    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
-    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
-  };
 }

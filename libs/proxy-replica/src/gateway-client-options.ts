@@ -14,7 +14,7 @@ export function gatewayClientOptions(component: 'resource-proxy' | 'redis-proxy'
       env: `${env}_CERT_PATH`,
       paramsKey: `${params}.cert-path`,
       description:
-        "Proxy certificate this replica presents to gateways' internal listeners (URI SAN spiffe://pullplane/proxy/<name>: `pullplane cert create --kind proxy`).",
+        "Proxy certificate this replica presents to gateways' internal listeners (URI SAN spiffe://pullplane/proxy/<name>: `pullplane cert create --kind proxy`). With --gateway-ca-path, the three files are re-read every minute and new connections use what they hold.",
     },
     {
       flag: 'gateway-key-path',

@@ -1,5 +1,11 @@
 export { gatewayClientOptions } from './gateway-client-options.js';
 export {
+  currentListenerTls,
+  type FollowedMaterial,
+  followListenerMaterial,
+  type ListenerMaterial,
+} from './listener-material.js';
+export {
   createProxyReplica,
   type ListeningProxy,
   type ProxyReplica,
@@ -7,6 +13,7 @@ export {
   type ProxyReplicaFlags,
 } from './proxy-replica.js';
 export {
+  GATEWAY_CERT_REFRESH_MS,
   type GatewayClientFlags,
   gatewayClientProblems,
   gatewayCredentials,

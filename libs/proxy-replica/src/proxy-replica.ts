@@ -1,6 +1,6 @@
 import { type Bus, connectBusFromFlags } from '@pullplane/bus';
 import type { AgentRouter } from '@pullplane/router';
-import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
+import { createOpsServer, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type GatewayClientFlags, startRouterFromFlags } from './router-from-flags.js';
@@ -36,6 +36,31 @@ export interface ProxyReplica<P extends ListeningProxy> {
   readonly router: AgentRouter | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Per registry (the single-process mode shares one), each replica's count of agents it can route to. */
+const knownAgentCounts = new WeakMap<Registry, Map<string, () => number>>();
+
+/**
+ * `pullplane_proxy_known_agents{proxy}`: agents in this replica's routing table, fed by the
+ * presence watch. Below the gateways' connected count, a replica is not seeing presence.
+ */
+function countKnownAgents(registry: Registry, proxy: string, count: () => number): void {
+  let counts = knownAgentCounts.get(registry);
+  if (!counts) {
+    const perProxy = new Map<string, () => number>();
+    counts = perProxy;
+    knownAgentCounts.set(registry, perProxy);
+    getOrCreateGauge(registry, {
+      name: 'proxy_known_agents',
+      help: "Agents in this replica's routing table (from presence), by proxy",
+      labelNames: ['proxy'],
+      collect() {
+        for (const [name, n] of perProxy) this.set({ proxy: name }, n());
+      },
+    });
+  }
+  counts.set(proxy, count);
 }
 
 /**
@@ -75,6 +100,8 @@ export function createProxyReplica<P extends ListeningProxy>(
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
       router = await startRouterFromFlags(c, { bus, logger, registry });
+      const routing = router;
+      countKnownAgents(registry, deps.name, () => routing.agents().length);
       const built = await build(router, bus);
       await built.listen();
       proxy = built;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
+import { createSecureContext } from 'node:tls';
+import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
 import { AgentRouter } from '@pullplane/router';
 import type { Logger } from 'pino';
@@ -22,15 +23,34 @@ export function gatewayClientProblems(f: GatewayClientFlags): string[] {
   ];
 }
 
-/** mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. */
-export function gatewayCredentials(f: GatewayClientFlags): ChannelCredentials {
+/** How often the proxy certificate, key and CA files are read again (cert-manager rotates them in place). */
+export const GATEWAY_CERT_REFRESH_MS = 60_000;
+
+/**
+ * mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. With a CA
+ * file the certificate, key and CA are re-read every `refreshMs` and every new connection takes
+ * the latest (grpc-js's file-watching certificate provider); the files are read once here
+ * first, so a missing or broken one fails at startup rather than on the first request.
+ */
+export function gatewayCredentials(
+  f: GatewayClientFlags,
+  refreshMs = GATEWAY_CERT_REFRESH_MS,
+): ChannelCredentials {
   if (f.gatewayPlaintext) return credentials.createInsecure();
   if (!f.gatewayCertPath || !f.gatewayKeyPath) throw new Error(gatewayClientProblems(f).join('; '));
-  return credentials.createSsl(
-    f.gatewayCaPath ? readFileSync(f.gatewayCaPath) : null,
-    readFileSync(f.gatewayKeyPath),
-    readFileSync(f.gatewayCertPath),
-  );
+  const ca = f.gatewayCaPath ? readFileSync(f.gatewayCaPath) : undefined;
+  const key = readFileSync(f.gatewayKeyPath);
+  const cert = readFileSync(f.gatewayCertPath);
+  createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
+  // Without a CA file the system roots verify gateways, and only a CA provider can rotate.
+  if (!f.gatewayCaPath) return credentials.createSsl(null, key, cert);
+  const files = new experimental.FileWatcherCertificateProvider({
+    certificateFile: f.gatewayCertPath,
+    privateKeyFile: f.gatewayKeyPath,
+    caCertificateFile: f.gatewayCaPath,
+    refreshIntervalMs: refreshMs,
+  });
+  return experimental.createCertificateProviderChannelCredentials(files, files);
 }
 
 /** A started router for a proxy replica, configured from its gateway-client flags. */

@@ -1,16 +1,6 @@
 import { AgentCounterChildren, getOrCreateCounter } from '@pullplane/telemetry';
 import type { Registry } from 'prom-client';
-import { AGENT_COMMAND_NAMES } from './command-routing.js';
 import { commandLabel } from './redis-commands.js';
-
-/** Agents run these, and subscriptions: matched byte by byte, so counting allocates nothing. */
-const AGENT_NAMES = [...AGENT_COMMAND_NAMES, 'subscribe', 'psubscribe'];
-
-function sameNameIgnoringCase(buf: Buffer, name: string): boolean {
-  if (buf.length !== name.length) return false;
-  for (let i = 0; i < buf.length; i++) if ((buf[i]! | 0x20) !== name.charCodeAt(i)) return false;
-  return true;
-}
 
 export interface ArgocdAgentRedisProxyMetrics {
   /** A command (or subscription stream) sent to `agent`; `failed`: the agent did not answer it. */

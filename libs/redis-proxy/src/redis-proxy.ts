@@ -5,6 +5,7 @@ import { isLoopback } from '@pullplane/names';
 import type { RedisEndpoint } from '@pullplane/redis-common';
 import { RedisSubscriber, SubscriptionHub } from '@pullplane/redis-common';
 import { getOrCreateCounter, getOrCreateGauge, getOrCreateHistogram } from '@pullplane/telemetry';
+import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AgentOpener } from './agent-call.js';
@@ -24,12 +25,7 @@ import {
   type ProxyLimits,
 } from './proxy-context.js';
 
-export interface RedisProxyTls {
-  cert: string | Buffer;
-  key: string | Buffer;
-  ca?: string | Buffer;
-  /** TLS versions and cipher suites (default: Node's). */
-  protocol?: { minVersion: tls.SecureVersion; maxVersion?: tls.SecureVersion; ciphers?: string };
+export interface RedisProxyTls extends ListenerTls {
   /**
    * Decides whether a verified client certificate may use the proxy (e.g. only callers, never
    * an agent's certificate of the same CA): a reason to refuse, or undefined.
@@ -235,7 +231,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
   if (opts.tls) {
     server = tls.createServer(
       {
-        ...secureContext(opts.tls),
+        ...listenerSecureContext(opts.tls),
         ...(opts.tls.ca ? { requestCert: true, rejectUnauthorized: true } : {}),
       },
       accept,
@@ -260,7 +256,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     reloadTls(material) {
       if (!opts.tls)
         throw new RedisProxyError(RedisProxyErrorCode.NOT_LISTENING, 'the redis proxy serves plaintext');
-      (server as tls.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      (server as tls.Server).setSecureContext(listenerSecureContext({ ...opts.tls, ...material }));
       log.info('redis proxy TLS material reloaded');
     },
     listen() {
@@ -296,17 +292,5 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       shared.close();
       await closed;
     },
-  };
-}
-
-function secureContext(t: RedisProxyTls): tls.SecureContextOptions {
-  const p = t.protocol;
-  return {
-    cert: t.cert,
-    key: t.key,
-    ...(t.ca ? { ca: t.ca } : {}),
-    ...(p ? { minVersion: p.minVersion } : {}),
-    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
-    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
   };
 }

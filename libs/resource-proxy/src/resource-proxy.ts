@@ -1,13 +1,13 @@
-import { constants as cryptoConstants, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { SecureVersion } from 'node:tls';
-import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
-import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
+import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
+import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -19,13 +19,8 @@ export interface StreamOpener {
   open(agent: string, init: RouteOpenInit): TunnelStream;
 }
 
-export interface ResourceProxyTls {
-  cert: string | Buffer;
-  key: string | Buffer;
-  ca?: string | Buffer;
-  /** TLS versions and cipher suites (default: TLS 1.2 and up, Node's suites). */
-  protocol?: { minVersion: SecureVersion; maxVersion?: SecureVersion; ciphers?: string };
-}
+/** The listener's TLS: see listenerSecureContext. */
+export type ResourceProxyTls = ListenerTls;
 
 export interface ResourceProxyOptions {
   router: StreamOpener;
@@ -116,8 +111,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       if (bytesOut > 0) bytes.inc({ direction: 'out' }, bytesOut);
       // A request refused before authentication is traced too, but never under a caller's trace.
       if (tracer && !spanEnded) {
-        span ??= startSpan(tracer, req, requestId, startedAt, undefined);
-        endSpan(
+        span ??= startHttpServerSpan(tracer, req, { requestId, startTime: startedAt, agent: undefined });
+        endHttpServerSpan(
           span,
           status,
           target?.agent,
@@ -167,7 +162,8 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     if (!resolved.ok) return fail(resolved.failure);
     target = resolved.target;
     // Only an authenticated caller's traceparent becomes our parent.
-    if (tracer) span = startSpan(tracer, req, requestId, startedAt, target.agent);
+    if (tracer)
+      span = startHttpServerSpan(tracer, req, { requestId, startTime: startedAt, agent: target.agent });
     compat.request(target.agent);
     if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade)
       return fail({ name: 'UNSUPPORTED' });
@@ -196,7 +192,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         head: { case: 'http', value: { method: req.method ?? 'GET', path: target.path, headers } },
         hasBody,
         requestId,
-        ...(span ? traceHeaders(span) : callerTraceContext(req)),
+        ...(span ? traceHeaders(span) : callerTraceContext(req.headers)),
         timeoutMs: streaming ? 0 : opts.requestTimeoutMs,
         routeDeadline: Date.now() + opts.requestTimeoutMs,
       });
@@ -285,7 +281,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
   const server = opts.tls
     ? https.createServer(
         {
-          ...secureContext(opts.tls),
+          ...listenerSecureContext(opts.tls),
           requestCert: true,
           rejectUnauthorized: false,
         },
@@ -313,7 +309,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     },
     reloadTls(material) {
       if (!opts.tls) throw new Error('the resource proxy serves plaintext: no TLS to reload');
-      (server as https.Server).setSecureContext(secureContext({ ...opts.tls, ...material }));
+      (server as https.Server).setSecureContext(listenerSecureContext({ ...opts.tls, ...material }));
       log.info('resource proxy TLS material reloaded');
     },
     listen() {
@@ -339,88 +335,5 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         }, graceMs).unref();
       });
     },
-  };
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-// W3C traceparent's shape (version-traceid-parentid-flags) and tracestate's carried size.
-const TRACEPARENT_SHAPE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-|$)/;
-const MAX_TRACESTATE = 512;
-
-/**
- * An authenticated caller's own trace context, passed on when this proxy does not trace; a
- * value of the wrong shape is dropped rather than carried to the cluster.
- */
-function callerTraceContext(req: IncomingMessage): { traceparent?: string; tracestate?: string } {
-  const traceparent = header(req, 'traceparent');
-  if (!traceparent || traceparent.length > 128 || !TRACEPARENT_SHAPE.test(traceparent)) return {};
-  const tracestate = header(req, 'tracestate');
-  return {
-    traceparent,
-    ...(tracestate && tracestate.length <= MAX_TRACESTATE ? { tracestate } : {}),
-  };
-}
-
-function startSpan(
-  tracer: Tracer,
-  req: IncomingMessage,
-  requestId: string,
-  startTime: number,
-  agent: string | undefined,
-): Span {
-  const method = req.method ?? 'GET';
-  // The path only: a query may carry selectors and names, never needed to follow a trace.
-  const path = (req.url ?? '/').split('?', 1)[0]!;
-  const parent =
-    agent === undefined
-      ? ROOT_CONTEXT
-      : contextFromTraceparent(header(req, 'traceparent'), header(req, 'tracestate'));
-  return tracer.startSpan(
-    method,
-    {
-      kind: SpanKind.SERVER,
-      startTime,
-      attributes: {
-        [Attr.httpMethod]: method,
-        [Attr.urlPath]: path,
-        [Attr.urlScheme]: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-        [Attr.requestId]: requestId,
-        ...(agent !== undefined ? { [Attr.agentName]: agent } : {}),
-      },
-    },
-    parent,
-  );
-}
-
-function endSpan(span: Span, status: number, agent: string | undefined, failure: string | undefined): void {
-  span.setAttribute(Attr.httpStatus, status);
-  if (agent !== undefined) span.setAttribute(Attr.agentName, agent);
-  // Server spans: 5xx is our failure, 4xx the caller's (semantic conventions).
-  if (status >= 500 || failure !== undefined) {
-    span.setAttribute(Attr.errorType, failure ?? String(status));
-    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  span.end();
-}
-
-/**
- * Without a CA, no client certificate is trusted (not Node's public roots): callers use tokens.
- * Renegotiation (TLS 1.2) is refused, so a connection's client certificate is the one of its
- * handshake and the caller worked out on its first request holds for the others.
- */
-function secureContext(t: ResourceProxyTls) {
-  const p = t.protocol;
-  return {
-    cert: t.cert,
-    key: t.key,
-    ca: t.ca ?? [],
-    secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION,
-    minVersion: p?.minVersion ?? ('TLSv1.2' as SecureVersion),
-    ...(p?.maxVersion ? { maxVersion: p.maxVersion } : {}),
-    ...(p?.ciphers ? { ciphers: p.ciphers } : {}),
   };
 }

@@ -1,6 +1,7 @@
 export { clientNode, clientNodeLoaded } from './client-node.js';
 export { MaterialError, MaterialErrorCode, MaterialErrors } from './errors.js';
 export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
+export { type ListenerTls, listenerSecureContext } from './listener-tls.js';
 export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';
 export {
   caBundleSpec,

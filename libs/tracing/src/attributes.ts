@@ -27,6 +27,7 @@ export const SERVICE_NAMES = {
   'stream-gateway': 'pullplane-stream-gateway',
   'resource-proxy': 'pullplane-resource-proxy',
   'redis-proxy': 'pullplane-redis-proxy',
+  'extension-proxy': 'pullplane-extension-proxy',
   agent: 'pullplane-agent',
   'all-in-one': 'pullplane-all-in-one',
 } as const;

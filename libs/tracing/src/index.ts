@@ -1,4 +1,5 @@
 export { Attr, SERVICE_NAMES, type TracedApp } from './attributes.js';
+export { callerTraceContext, endHttpServerSpan, startHttpServerSpan } from './http-server-span.js';
 export { endRedisCommandSpan, startRedisCommandSpan } from './redis-command-span.js';
 export {
   type StartTracingOptions,

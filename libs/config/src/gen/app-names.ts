@@ -532,6 +532,8 @@ export const APP_NAMES: AppNameRegistry = {
       "metrics-port",
       "namespace",
       "nats-url",
+      "otlp-address",
+      "otlp-insecure",
       "presence-replicas",
       "request-timeout",
       "resource-proxy-url",
@@ -574,6 +576,8 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_NAMESPACE",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
+      "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
       "ARGOCD_PRINCIPAL_TLS_CIPHERSUITES",
@@ -766,6 +770,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.kubecontext"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "insecure-plaintext",
