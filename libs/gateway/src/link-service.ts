@@ -63,6 +63,8 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
     role: 'agent',
     maxChunkSize: opts.maxChunkSize,
     initialWindow: opts.initialWindow,
+    // Streams to every agent held here share a link; each agent's tunnel keeps its own cap.
+    maxConcurrentStreams: 65_536,
     onRelayOpen: (open) => relayOpen(open),
   });
   opts.metrics.linksOpen.inc();

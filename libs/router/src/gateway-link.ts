@@ -14,6 +14,9 @@ import {
   TunnelErrorCode,
 } from '@pullplane/tunnel';
 
+/** Streams one link may carry at once; the gateway holds its side of a link to the same number. */
+export const LINK_MAX_CONCURRENT_STREAMS = 65_536;
+
 export interface GatewayLinkOptions {
   address: string;
   client: Client;
@@ -107,6 +110,9 @@ export class GatewayLink {
       maxChunkSize: w.maxChunkSize,
       initialWindow: w.initialWindow,
       protocolVersion: w.protocolVersion,
+      // One link carries streams to every agent of the gateway (watches stay open for hours):
+      // the per-agent cap is the agent tunnel's, the gateway's answer to too many is a Reset.
+      maxConcurrentStreams: LINK_MAX_CONCURRENT_STREAMS,
       // Called for a refusal, or from close() (closedWith is set first) for a lost link.
       onUnrouted: (s, reason) => this.opts.onUnrouted(s, reason, this.closedWith !== undefined),
     });
