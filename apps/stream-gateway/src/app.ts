@@ -301,6 +301,7 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         maxChunkSize: c.maxChunkSize,
         initialWindow: c.streamWindow,
         windowBudgetBytes: c.tunnelWindowBudget,
+        relayBudgetBytes: c.relayBudget,
         drainTimeoutMs: c.drainTimeout,
         presenceRefreshMs: Math.max(5_000, Math.floor(ttl / 3)),
         isRevoked: (agent) => revokedAgents.has(agent),

@@ -291,6 +291,17 @@ export const gatewayOptions = defineOptions([
       'Bytes of credit bulk streams may grow beyond --stream-window, across all agents of this gateway (each agent also within 8 MiB); 0 turns growth off.',
   },
   {
+    flag: 'relay-budget',
+    type: 'int',
+    default: 67108864,
+    min: 65536,
+    max: 17179869184,
+    env: 'ARGOCD_PRINCIPAL_RELAY_BUDGET',
+    paramsKey: 'principal.tunnel.relay-budget',
+    description:
+      'Bytes relayed between proxy links and agent tunnels that may wait in transport queues at once; a stream that would exceed it is reset.',
+  },
+  {
     flag: 'drain-timeout',
     type: 'duration',
     default: '30s',

@@ -105,6 +105,37 @@ describe('one listener, one service (default --auth=mtls)', () => {
     expect(String(line?.remote)).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
+  it('serves Link only on the internal port and only to a proxy credential', async () => {
+    const agentB = tls(await pki.agent('agent-b'));
+    const before = backend.requests.length;
+    const onAgentPort = await forwardOnce(gw.agentAddress, agentB, 'agent-a', secretsPath, undefined, 'link');
+    expect(onAgentPort.error?.code).toBe(status.UNIMPLEMENTED);
+    const onInternal = await forwardOnce(
+      gw.internalAddress,
+      agentB,
+      'agent-a',
+      secretsPath,
+      undefined,
+      'link',
+    );
+    expect(onInternal.error?.code).toBe(status.UNAVAILABLE);
+    expect(onInternal.status).toBeUndefined();
+    // The proxy's link, opened afterwards, carries the first request agent-a's cluster sees.
+    const proxy = tls(await pki.proxy('resource-proxy'));
+    const ok = await forwardOnce(gw.internalAddress, proxy, 'agent-a', '/via-link', undefined, 'link');
+    expect([ok.status, ok.body]).toEqual([200, 'agent:agent-a GET /via-link']);
+    expect(backend.requests.slice(before)).toEqual(['GET /via-link']);
+    await expect
+      .poll(
+        () =>
+          logged(gw, 'refused a call to a service this listener does not serve').some(
+            (l) => l.method === '/pullplane.tunnel.v1.GatewayForward/Link' && l.identity === 'agent-b',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+  });
+
   it("refuses agent-b's certificate on the internal port: it is not a proxy credential", async () => {
     const agentB = await pki.agent('agent-b');
     const out = await forwardOnce(gw.internalAddress, tls(agentB), 'agent-a', secretsPath);

@@ -10,7 +10,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_FORWARD_PATH } from '@pullplane/proto';
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  frame,
+  GATEWAY_FORWARD_PATH,
+  GATEWAY_LINK_PATH,
+} from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
 import { builtAppMain, freePort } from '@pullplane/testing';
 import pino from 'pino';
@@ -276,8 +283,8 @@ export interface ForwardOutcome {
 }
 
 /**
- * Calls GatewayForward.Forward on `address` the way an attacker (or a proxy) would: one Open
- * for `agent`, then whatever comes back.
+ * Calls GatewayForward.Forward (or, with `rpc: 'link'`, opens a Link) on `address` the way an
+ * attacker (or a proxy) would: one Open for `agent`, then whatever comes back.
  */
 export function forwardOnce(
   address: string,
@@ -285,20 +292,27 @@ export function forwardOnce(
   agent: string,
   path: string,
   md = new Metadata(),
+  rpc: 'forward' | 'link' = 'forward',
 ): Promise<ForwardOutcome> {
   const client = new Client(address, creds, { 'grpc.ssl_target_name_override': 'localhost' });
-  const call = client.makeBidiStreamRequest<Frame, Frame>(GATEWAY_FORWARD_PATH, encodeFrame, decodeFrame, md);
+  const method = rpc === 'link' ? GATEWAY_LINK_PATH : GATEWAY_FORWARD_PATH;
+  const call = client.makeBidiStreamRequest<Frame, Frame>(method, encodeFrame, decodeFrame, md);
   call.write(
     frame({
       case: 'open',
       value: { streamId: 1, agent, head: { case: 'http', value: { method: 'GET', path, headers: [] } } },
     }),
   );
-  call.end();
+  // Ending a link would end its streams: it is cancelled once the answer is in.
+  if (rpc === 'forward') call.end();
   const out: ForwardOutcome = {};
   let body = '';
   return new Promise((resolve) => {
+    let finished = false;
     const done = () => {
+      if (finished) return;
+      finished = true;
+      if (rpc === 'link') call.cancel();
       client.close();
       resolve(out);
     };
@@ -314,6 +328,7 @@ export function forwardOnce(
         if (k.value.endStream) out.body = body;
       } else if (k.case === 'end') out.body = body;
       else if (f.kind.case === 'reset') out.reset = f.kind.value.message;
+      if (rpc === 'link' && (out.body !== undefined || out.reset !== undefined)) done();
     };
     call.on('data', onFrame);
     call.on('error', (error: ServiceError) => {

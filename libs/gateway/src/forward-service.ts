@@ -37,7 +37,7 @@ const [, RPC_SERVICE = '', RPC_METHOD = ''] = GATEWAY_FORWARD_PATH.split('/');
  * The relay's span, parented on the trace context the proxy put in Open; Open then carries
  * this span on to the agent, so the agent's span is its child.
  */
-function startRelaySpan(tracer: Tracer, open: Open, gatewayId: string): Span {
+export function startRelaySpan(tracer: Tracer, open: Open, gatewayId: string): Span {
   const span = tracer.startSpan(
     GATEWAY_FORWARD_PATH.slice(1),
     {
@@ -59,7 +59,7 @@ function startRelaySpan(tracer: Tracer, open: Open, gatewayId: string): Span {
   return span;
 }
 
-function endRelaySpan(span: Span, err: Error | null | undefined): void {
+export function endRelaySpan(span: Span, err: Error | null | undefined): void {
   if (err) {
     const code = isTunnelError(err) ? err.code : 'INTERNAL';
     span.setAttribute(Attr.errorType, String(code));
@@ -78,27 +78,37 @@ const sendReset = (call: Call, sink: FrameSink, err: TunnelError) => {
 };
 
 /**
+ * Authenticates and authorises a call on the internal listener (Forward or Link), once per call;
+ * a refused call is answered with its gRPC status and false.
+ */
+export async function admitInternalCall(
+  call: Call,
+  opts: Pick<ForwardServiceOptions, 'authenticate' | 'connections' | 'logger' | 'metrics'>,
+): Promise<boolean> {
+  const auth = await opts.authenticate(callContext(call, opts.connections));
+  if (auth.ok) return true;
+  opts.metrics.internalAuthFailures.inc({ code: auth.code });
+  opts.logger.warn(
+    { code: auth.code, reason: auth.reason, remote: call.getPeer() },
+    'internal caller rejected',
+  );
+  call.emit('error', {
+    code: auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
+    details: auth.reason,
+  });
+  return false;
+}
+
+/**
  * GatewayForward.Forward: a proxy replica's request for an agent held here. One gRPC call
  * per logical stream; HTTP/2 flow control on this hop and the tunnel's credit on the next
- * are chained by pausing whichever side is ahead.
+ * are chained by pausing whichever side is ahead. Kept for proxies of the previous release,
+ * which do not speak Link.
  */
 export function createForwardHandler(opts: ForwardServiceOptions): (call: Call) => void {
   return (call) => {
     void (async () => {
-      const auth = await opts.authenticate(callContext(call, opts.connections));
-      if (!auth.ok) {
-        opts.metrics.internalAuthFailures.inc({ code: auth.code });
-        opts.logger.warn(
-          { code: auth.code, reason: auth.reason, remote: call.getPeer() },
-          'internal caller rejected',
-        );
-        call.emit('error', {
-          code:
-            auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
-          details: auth.reason,
-        });
-        return;
-      }
+      if (!(await admitInternalCall(call, opts))) return;
       call.once('data', (first: Frame) => {
         call.pause();
         if (first.kind.case !== 'open' || !first.kind.value.agent) {

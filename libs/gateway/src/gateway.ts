@@ -7,6 +7,7 @@ import {
   AGENT_TUNNEL_CONNECT_PATH,
   agentTunnelService,
   GATEWAY_FORWARD_PATH,
+  GATEWAY_LINK_PATH,
   gatewayForwardService,
   type Open,
 } from '@pullplane/proto';
@@ -23,6 +24,7 @@ import type { AgentSession } from './agent-session.js';
 import type { Authenticator } from './caller-auth.js';
 import { createForwardHandler } from './forward-service.js';
 import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
+import { createLinkHandler } from './link-service.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { ReplacementWatch } from './replacement-watch.js';
 import { SessionRegistry } from './session-registry.js';
@@ -55,6 +57,11 @@ export interface GatewayOptions {
    * each session is also held to its own share. Default 256 MiB.
    */
   windowBudgetBytes?: number;
+  /**
+   * Payload relayed between proxy links and agent tunnels that may wait in transport queues at
+   * once; a stream that would exceed it is reset. Default 64 MiB.
+   */
+  relayBudgetBytes?: number;
   drainTimeoutMs: number;
   presenceRefreshMs: number;
   helloTimeoutMs?: number;
@@ -94,6 +101,8 @@ export class Gateway {
   readonly gatewayId: string;
   /** Window growth and buffered bytes of every agent session here (each also has its own share). */
   readonly windowBudget: WindowBudget;
+  /** Relayed bytes not yet taken by a transport, across all proxy links. */
+  readonly relayBudget: WindowBudget;
   private readonly registry: SessionRegistry;
   private readonly metrics: GatewayMetrics;
   private readonly agentServer: Server;
@@ -101,15 +110,18 @@ export class Gateway {
   private agentListener: GrpcListener | undefined;
   private internalListener: GrpcListener | undefined;
   private accepting = false;
+  private readonly links = new Set<(reason: string) => void>();
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly opts: GatewayOptions) {
     this.gatewayId = opts.gatewayId ?? defaultGatewayId();
     this.windowBudget = new WindowBudget(opts.windowBudgetBytes ?? 256 * 1024 * 1024);
+    this.relayBudget = new WindowBudget(opts.relayBudgetBytes ?? 64 * 1024 * 1024);
     this.metrics = createGatewayMetrics(
       opts.registry,
       () => this.registry.size,
       () => this.sessions().map((s) => s.agent),
+      () => this.relayBudget.outstanding,
     );
     const replacements = new ReplacementWatch({
       windowMs: opts.flappingWindowMs ?? 60_000,
@@ -161,14 +173,17 @@ export class Gateway {
         },
       }),
     });
-    this.agentServer.addService(gatewayForwardService, {
-      forward: refuseStrayCalls({
+    const stray = (path: string) =>
+      refuseStrayCalls({
         listener: 'agents',
-        path: GATEWAY_FORWARD_PATH,
+        path,
         identify: opts.authenticateAgent,
         logger: opts.logger,
         metrics: this.metrics,
-      }),
+      });
+    this.agentServer.addService(gatewayForwardService, {
+      forward: stray(GATEWAY_FORWARD_PATH),
+      link: stray(GATEWAY_LINK_PATH),
     });
     if (opts.internalListener) {
       this.internalServer = new Server(SERVER_OPTIONS);
@@ -179,6 +194,19 @@ export class Gateway {
           connections: internalConnections,
           openLocal: (agent, open) => this.openLocal(agent, open),
           logger: opts.logger.child({ component: 'forward' }),
+          metrics: this.metrics,
+          ...(opts.tracer ? { tracer: opts.tracer } : {}),
+        }),
+        link: createLinkHandler({
+          gatewayId: this.gatewayId,
+          authenticate: opts.authenticateInternal,
+          connections: internalConnections,
+          session: (agent) => this.registry.get(agent),
+          maxChunkSize: opts.maxChunkSize,
+          initialWindow: opts.initialWindow,
+          relayBudget: this.relayBudget,
+          links: this.links,
+          logger: opts.logger.child({ component: 'link' }),
           metrics: this.metrics,
           ...(opts.tracer ? { tracer: opts.tracer } : {}),
         }),
@@ -282,6 +310,9 @@ export class Gateway {
       const drainMs = this.opts.drainTimeoutMs;
       this.opts.logger.info({ agents: this.registry.size, drainMs }, 'gateway draining');
       await Promise.all(this.registry.all().map((s) => s.drain('gateway is shutting down', drainMs)));
+      // Links would hold the internal listener's connections open past the drain: their relayed
+      // streams ended with the tunnels, and proxies re-dial the gateway that holds the agent next.
+      for (const close of [...this.links]) close('gateway is shutting down');
       this.registry.stop();
       await Promise.all([this.agentListener?.close(1_000), this.internalListener?.close(drainMs)]);
       this.agentServer.forceShutdown();

@@ -6,6 +6,8 @@ export interface GatewayMetrics {
   authFailures: Counter<'code'>;
   forwardedStreams: Counter;
   forwardRejected: Counter<'code'>;
+  linksOpen: Gauge;
+  relayedStreams: Gauge;
   localStreams: Counter;
   heartbeatRtt: Histogram;
   internalAuthFailures: Counter<'code'>;
@@ -29,11 +31,36 @@ function counter<L extends string>(
 }
 
 /** Metrics are looked up before creation: the all-in-one mode shares one registry. */
+function gauge(registry: Registry, name: string, help: string, collect?: () => number): Gauge {
+  return (
+    (registry.getSingleMetric(name) as Gauge | undefined) ??
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      ...(collect
+        ? {
+            collect(this: Gauge) {
+              this.set(collect());
+            },
+          }
+        : {}),
+    })
+  );
+}
+
 export function createGatewayMetrics(
   registry: Registry,
   sessions: () => number,
   agents: () => Iterable<string> = () => [],
+  relayBuffered: () => number = () => 0,
 ): GatewayMetrics {
+  gauge(
+    registry,
+    'pullplane_gateway_relay_buffered_bytes',
+    'Payload bytes relayed between proxy links and agent tunnels and not yet taken by the transport.',
+    relayBuffered,
+  );
   const name = 'pullplane_gateway_connected_agents';
   const connectedAgents =
     (registry.getSingleMetric(name) as Gauge | undefined) ??
@@ -64,6 +91,16 @@ export function createGatewayMetrics(
       'pullplane_gateway_forward_rejected_total',
       'Forward requests refused (agent not here, tunnel full…).',
       ['code'],
+    ),
+    linksOpen: gauge(
+      registry,
+      'pullplane_gateway_links_open',
+      'Persistent links from proxy replicas open now.',
+    ),
+    relayedStreams: gauge(
+      registry,
+      'pullplane_gateway_relayed_streams',
+      'Logical streams being relayed now between proxy links and agent tunnels.',
     ),
     localStreams: counter(
       registry,

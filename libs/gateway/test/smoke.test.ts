@@ -6,7 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
 import type { Frame } from '@pullplane/proto';
-import { AgentRouter, ForwardedStream } from '@pullplane/router';
+import { AgentRouter, GatewayLink } from '@pullplane/router';
 import { Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -174,28 +174,34 @@ it('smoke: proxy-side router -> internal listener -> gateway -> agent -> backend
 
 it('relays a small response to the proxy as one ResponseHead carrying body and end', async () => {
   const { router } = await started();
-  // What the proxy side receives from the gateway, frame by frame (batches unpacked).
-  type OnFrame = (call: unknown, f: Frame) => void;
-  const proto = ForwardedStream.prototype as unknown as { onFrame: OnFrame };
+  // What the proxy side's links receive from the gateway, message by message.
+  type OnFrame = (f: Frame) => void;
+  const proto = GatewayLink.prototype as unknown as { onFrame: OnFrame };
   const original = proto.onFrame;
   const seen: Array<{ kind: string | undefined; body?: number; end?: boolean }> = [];
-  // onFrame calls itself to unfold an inline body: only the outermost call is a received frame.
-  let depth = 0;
-  proto.onFrame = function (this: unknown, call, f) {
+  proto.onFrame = function (this: unknown, f) {
     const k = f.kind;
-    if (depth === 0)
-      seen.push(
-        k.case === 'responseHead'
-          ? { kind: k.case, body: k.value.body.byteLength, end: k.value.endStream }
-          : { kind: k.case },
-      );
-    depth++;
-    try {
-      original.call(this, call, f);
-    } finally {
-      depth--;
-    }
+    seen.push(
+      k.case === 'responseHead'
+        ? { kind: k.case, body: k.value.body.byteLength, end: k.value.endStream }
+        : { kind: k.case },
+    );
+    original.call(this, f);
   };
+  // What the proxy side writes to the gateway: messages on its links' calls.
+  const sent: string[] = [];
+  const links = router.linksTo(router.lookup('agent-a')!.internalAddress);
+  const restore = links.map((link) => {
+    const call = (link as unknown as { call: { write: (f: Frame, cb?: () => void) => boolean } }).call;
+    const write = call.write;
+    call.write = (f, cb) => {
+      sent.push(f.kind.case === 'open' ? `open hasBody=${f.kind.value.hasBody}` : String(f.kind.case));
+      return write.call(call, f, cb);
+    };
+    return () => {
+      call.write = write;
+    };
+  });
   try {
     const s = router.open('agent-a', {
       head: { case: 'http', value: { method: 'GET', path: '/small', headers: [] } },
@@ -204,9 +210,13 @@ it('relays a small response to the proxy as one ResponseHead carrying body and e
     expect(await text(s)).toBe('hello GET /small');
   } finally {
     proto.onFrame = original;
+    for (const r of restore) r();
   }
+  // The request was one message: an Open that ends the request side.
+  expect(links.length).toBeGreaterThan(0);
+  expect(sent).toEqual(['open hasBody=false']);
   // Head, body and end in separate messages cost the proxy three reads and three turns.
-  expect(seen.filter((f) => f.kind !== 'accepted')).toEqual([
+  expect(seen.filter((f) => f.kind !== 'welcome')).toEqual([
     { kind: 'responseHead', body: 'hello GET /small'.length, end: true },
   ]);
 });

@@ -1,7 +1,14 @@
-import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { parseAuthMethod } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
-import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_FORWARD_PATH } from '@pullplane/proto';
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  frame,
+  GATEWAY_FORWARD_PATH,
+  GATEWAY_LINK_PATH,
+} from '@pullplane/proto';
 import { describe, expect, it } from 'vitest';
 import {
   type Authenticator,
@@ -46,6 +53,66 @@ describe('internal listener authentication per call', () => {
     const error = await new Promise<ServiceError>((resolve) => call.on('error', resolve));
     expect(error.code).toBe(status.UNAUTHENTICATED);
     expect(error.details).toMatch(/did not arrive on a TLS connection with a verified proxy certificate/);
+    expect(frames).toEqual([]);
+  });
+});
+
+describe('proxy links', () => {
+  /** Opens a Link and sends an Open for agent-a; resolves with what came back and how the call ended. */
+  async function tryLink(port: number, md: Metadata): Promise<{ frames: string[]; error: ServiceError }> {
+    const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+    cleanups.push(() => client.close());
+    const call = client.makeBidiStreamRequest<Frame, Frame>(GATEWAY_LINK_PATH, encodeFrame, decodeFrame, md);
+    call.write(
+      frame({
+        case: 'open',
+        value: {
+          streamId: 1,
+          agent: 'agent-a',
+          head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } },
+        },
+      }),
+    );
+    const frames: string[] = [];
+    call.on('data', (f: Frame) => frames.push(f.kind.case ?? ''));
+    const error = await new Promise<ServiceError>((resolve) => call.on('error', resolve));
+    return { frames, error };
+  }
+
+  it('refuses a Link that did not arrive over a checked TLS connection, before any frame', async () => {
+    const internal = internalAuthenticator(parseAuthMethod('mtls'), ['resource-proxy']);
+    const g = await gateway(createMemoryBus(), internal.perCall);
+    await connect(g.agentPort, 'agent-a', 'agent');
+    const md = new Metadata();
+    md.set('x-agent', 'resource-proxy');
+    const { frames, error } = await tryLink(g.internalPort, md);
+    expect(error.code).toBe(status.UNAUTHENTICATED);
+    expect(error.details).toMatch(/did not arrive on a TLS connection with a verified proxy certificate/);
+    // Not even the Welcome: nothing about the gateway or its agents reaches a refused caller.
+    expect(frames).toEqual([]);
+  });
+
+  it('serves no Link to an agent credential on the agent listener', async () => {
+    const g = await gateway(createMemoryBus());
+    await connect(g.agentPort, 'agent-a', 'agent');
+    const md = new Metadata();
+    md.set('x-agent', 'agent-b');
+    const { frames, error } = await tryLink(g.agentPort, md);
+    expect(error.code).toBe(status.UNIMPLEMENTED);
+    expect(frames).toEqual([]);
+  });
+
+  it('refuses a Link from a caller the internal authenticator does not allow', async () => {
+    const g = await gateway(createMemoryBus(), () => ({
+      ok: false,
+      code: 'INTERNAL_CALLER_NOT_ALLOWED',
+      reason: 'agent-b may not call the internal listener',
+    }));
+    await connect(g.agentPort, 'agent-a', 'agent');
+    const md = new Metadata();
+    md.set('x-agent', 'agent-b');
+    const { frames, error } = await tryLink(g.internalPort, md);
+    expect(error.code).toBe(status.PERMISSION_DENIED);
     expect(frames).toEqual([]);
   });
 });

@@ -84,3 +84,11 @@ export function batchFrame(frames: Frame[]): Frame {
     kind: { case: 'batch', value: { $typeName: 'pullplane.tunnel.v1.Batch', frames } },
   };
 }
+
+/** Link only: the agent's tunnel took the stream; the proxy may send the rest of the body. */
+export function acceptedFrame(streamId: number): Frame {
+  return {
+    $typeName: 'pullplane.tunnel.v1.Frame',
+    kind: { case: 'accepted', value: { $typeName: 'pullplane.tunnel.v1.Accepted', streamId } },
+  };
+}

@@ -8,6 +8,7 @@ export {
 } from './codec/frame-encoder.js';
 export { type StreamFrame, streamIdOf, withStreamId } from './codec/relay.js';
 export {
+  acceptedFrame,
   batchFrame,
   dataFrame,
   endFrame,
@@ -66,6 +67,7 @@ export {
   decodeFrame,
   encodeFrame,
   GATEWAY_FORWARD_PATH,
+  GATEWAY_LINK_PATH,
   gatewayForwardService,
 } from './services.js';
 export { negotiateVersion, PROTOCOL_VERSION_MAX, PROTOCOL_VERSION_MIN } from './version.js';

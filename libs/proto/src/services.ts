@@ -6,6 +6,7 @@ import { type Frame, FrameSchema } from './gen/pullplane/tunnel/v1/tunnel_pb.js'
 
 export const AGENT_TUNNEL_CONNECT_PATH = '/pullplane.tunnel.v1.AgentTunnel/Connect';
 export const GATEWAY_FORWARD_PATH = '/pullplane.tunnel.v1.GatewayForward/Forward';
+export const GATEWAY_LINK_PATH = '/pullplane.tunnel.v1.GatewayForward/Link';
 
 /**
  * Frame -> bytes for gRPC. Hot frames (and batches) take the hand-written codec; the cold ones,
@@ -52,4 +53,5 @@ export const agentTunnelService = {
 
 export const gatewayForwardService = {
   forward: { path: GATEWAY_FORWARD_PATH, originalName: 'Forward', ...bidiFrames },
+  link: { path: GATEWAY_LINK_PATH, originalName: 'Link', ...bidiFrames },
 } satisfies ServiceDefinition;

@@ -99,7 +99,7 @@ export function createProxyReplica<P extends ListeningProxy>(
     async start() {
       await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
-      router = await startRouterFromFlags(c, { bus, logger });
+      router = await startRouterFromFlags(c, { bus, logger, registry });
       const routing = router;
       countKnownAgents(registry, deps.name, () => routing.agents().length);
       const built = await build(router, bus);

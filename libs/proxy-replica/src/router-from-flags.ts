@@ -4,6 +4,7 @@ import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-j
 import type { Bus } from '@pullplane/bus';
 import { AgentRouter } from '@pullplane/router';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 
 /** The gateway-client flags both proxies carry (each under its own env and params names). */
 export interface GatewayClientFlags {
@@ -55,13 +56,14 @@ export function gatewayCredentials(
 /** A started router for a proxy replica, configured from its gateway-client flags. */
 export async function startRouterFromFlags(
   f: GatewayClientFlags & { requestTimeout: number },
-  deps: { bus: Bus; logger: Logger },
+  deps: { bus: Bus; logger: Logger; registry?: Registry },
 ): Promise<AgentRouter> {
   const router = new AgentRouter({
     bus: deps.bus,
     logger: deps.logger.child({ component: 'router' }),
     credentials: gatewayCredentials(f),
     routeTimeoutMs: f.requestTimeout,
+    ...(deps.registry ? { registry: deps.registry } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),
   });
   await router.start();

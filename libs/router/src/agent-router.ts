@@ -1,19 +1,21 @@
 import { create } from '@bufbuild/protobuf';
 import { type ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
+import { type Open, OpenSchema } from '@pullplane/proto';
 import {
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  GATEWAY_FORWARD_PATH,
-  type Open,
-  OpenSchema,
-} from '@pullplane/proto';
-import type { OpenInit, TunnelStream } from '@pullplane/tunnel';
+  detachedStream,
+  type LogicalStream,
+  type OpenInit,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
-import { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
 import { gatewayChannelOptions } from './gateway-channel-options.js';
+import { GatewayLink } from './gateway-link.js';
+import { LinkPool } from './link-pool.js';
 
 /** A gateway in this very process (single-process mode): no network hop. */
 export interface LocalGateway {
@@ -26,7 +28,7 @@ export interface AgentRouterOptions {
   logger: Logger;
   /** Credentials towards gateways' internal listeners (mTLS, or insecure behind a mesh). */
   credentials: ChannelCredentials;
-  /** Extra metadata on every forward call (e.g. a token for the internal listener). */
+  /** Extra metadata on every link (e.g. a token for the internal listener). */
   metadata?: () => Metadata;
   local?: LocalGateway;
   /** How long a non-streaming open may spend finding the agent across stale routes. */
@@ -37,6 +39,12 @@ export interface AgentRouterOptions {
    */
   serverNameOverride?: string;
   maxChunkSize?: number;
+  /** Persistent links kept to each gateway. Default 2. */
+  linksPerGateway?: number;
+  /** Heartbeat on each link; one left unanswered until the next closes the link. Default 10 s. */
+  linkPingIntervalMs?: number;
+  /** Where the router's metrics go. */
+  registry?: Registry;
 }
 
 export interface RouteOpenInit extends Omit<OpenInit, 'agent'> {
@@ -44,17 +52,71 @@ export interface RouteOpenInit extends Omit<OpenInit, 'agent'> {
   routeDeadline?: number;
 }
 
+/** Where a stream was last sent, and until when it may be sent elsewhere. */
+interface Route {
+  address: string;
+  sessionId: string;
+  deadline: number;
+}
+
+interface RouterMetrics {
+  linksOpen: Gauge;
+  linkRedials: Counter;
+}
+
+function routerMetrics(registry: Registry | undefined, open: () => number): RouterMetrics | undefined {
+  if (!registry) return undefined;
+  const gaugeName = 'pullplane_router_gateway_links_open';
+  const redialName = 'pullplane_router_gateway_link_redials_total';
+  return {
+    linksOpen:
+      (registry.getSingleMetric(gaugeName) as Gauge | undefined) ??
+      new Gauge({
+        name: gaugeName,
+        help: 'Persistent links from this proxy replica to gateways, open now.',
+        registers: [registry],
+        collect() {
+          this.set(open());
+        },
+      }),
+    linkRedials:
+      (registry.getSingleMetric(redialName) as Counter | undefined) ??
+      new Counter({
+        name: redialName,
+        help: 'Links to gateways dialled again after the previous one failed or was told to go away.',
+        registers: [registry],
+      }),
+  };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A read that changes nothing (RFC 9110 safe methods), not an upgrade. */
+function safeToRepeat(open: Open): boolean {
+  const h = open.head;
+  const http = h.case === 'http' ? h.value : h.case === 'extension' ? h.value.http : undefined;
+  return http !== undefined && !http.upgrade && SAFE_METHODS.has(http.method.toUpperCase());
+}
+
 /**
  * The proxy side of routing: a local table of which gateway holds which agent, fed by a
- * presence watch, and streams opened straight to that gateway over HTTP/2. When no gateway
- * holds an agent the caller learns it at once, without a timeout.
+ * presence watch, and a few persistent links to each gateway that carry every stream to its
+ * agents. When no gateway holds an agent the caller learns it at once, without a timeout; when
+ * a gateway turns out not to hold it (stale presence), the stream's Open, kept until anything
+ * comes back, is sent to the gateway that holds it now.
  */
 export class AgentRouter {
   private readonly table = new Map<string, PresenceRecord>();
   private readonly clients = new Map<string, Client>();
+  private readonly pools = new Map<string, LinkPool>();
+  private readonly routes = new WeakMap<LogicalStream, Route>();
+  private readonly metrics: RouterMetrics | undefined;
   private stopWatch: (() => void) | undefined;
+  private stopped = false;
 
-  constructor(private readonly opts: AgentRouterOptions) {}
+  constructor(private readonly opts: AgentRouterOptions) {
+    this.metrics = routerMetrics(opts.registry, () => this.linksOpen);
+  }
 
   async start(): Promise<void> {
     this.stopWatch = await this.opts.bus.presence.watch((ev) => {
@@ -64,7 +126,11 @@ export class AgentRouter {
   }
 
   stop(): void {
+    this.stopped = true;
     this.stopWatch?.();
+    for (const pool of this.pools.values())
+      for (const link of pool.all) link.close(new TunnelError(TunnelErrorCode.CANCELLED, 'router stopped'));
+    this.pools.clear();
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
@@ -77,6 +143,18 @@ export class AgentRouter {
     return [...this.table.values()];
   }
 
+  /** Links to gateways open now (not closed, not going away). */
+  get linksOpen(): number {
+    let n = 0;
+    for (const pool of this.pools.values()) n += pool.open.length;
+    return n;
+  }
+
+  /** The link the next stream to the gateway at `address` would take (tests, diagnostics). */
+  linksTo(address: string): GatewayLink[] {
+    return this.pools.get(address)?.all ?? [];
+  }
+
   /**
    * Opens a logical stream to `agent`. Throws a NOT_FOUND TunnelError synchronously when no
    * gateway holds it; later failures arrive through the stream.
@@ -85,48 +163,100 @@ export class AgentRouter {
     const record = this.table.get(agent);
     if (!record) throw agentNotConnected(agent);
     const { routeDeadline, ...rest } = init;
-    const open = create(OpenSchema, { ...rest, agent, streamId: 1 });
     const local = this.opts.local;
-    if (local && record.gatewayId === local.gatewayId) return local.openLocal(agent, open);
+    if (local && record.gatewayId === local.gatewayId)
+      return local.openLocal(agent, create(OpenSchema, { ...rest, agent, streamId: 1 }));
+    const stream = detachedStream({ ...rest, agent }, this.opts.maxChunkSize ?? 64 * 1024);
     const deadline = routeDeadline ?? Date.now() + (this.opts.routeTimeoutMs ?? 10_000);
-    return new ForwardedStream({
-      open,
-      target: this.target(record),
-      retarget: (failed) => this.retarget(agent, failed),
-      deadline,
-      maxChunkSize: this.opts.maxChunkSize ?? 64 * 1024,
-    });
+    this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline });
+    return stream;
   }
 
-  private target(record: PresenceRecord): ForwardTarget {
-    const client = this.client(record.internalAddress);
-    return {
-      address: record.internalAddress,
-      sessionId: record.sessionId,
-      call: () =>
-        client.makeBidiStreamRequest<Frame, Frame>(
-          GATEWAY_FORWARD_PATH,
-          encodeFrame,
-          decodeFrame,
-          this.opts.metadata?.() ?? new Metadata(),
-        ),
-    };
-  }
-
-  /** Asks the store itself (not the local table) where the agent is now. */
-  private async retarget(agent: string, failed: ForwardTarget): Promise<ForwardTarget | undefined> {
-    this.opts.logger.info({ agent, gateway: failed.address }, 'route to agent failed; checking presence');
-    const fresh = await this.opts.bus.presence.get(agent).catch(() => this.table.get(agent));
-    if (!fresh || (fresh.sessionId === failed.sessionId && fresh.internalAddress === failed.address)) {
-      // Give a reconnecting agent a moment: its new presence may be about to land.
-      await new Promise((r) => setTimeout(r, 200));
-      const again = this.table.get(agent);
-      if (!again || (again.sessionId === failed.sessionId && again.internalAddress === failed.address))
-        return undefined;
-      return this.target(again);
+  private send(stream: LogicalStream, route: Route): void {
+    this.routes.set(stream, route);
+    try {
+      this.pool(route.address).pick().attach(stream);
+    } catch (err) {
+      stream.destroy(err as Error);
     }
-    this.table.set(agent, fresh);
-    return this.target(fresh);
+  }
+
+  /**
+   * A gateway did not take the stream (route refused, link lost): find the agent again. A
+   * request whose Open may have reached the agent before its link was lost is sent again only
+   * when doing it twice is harmless.
+   */
+  private unrouted(stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean): void {
+    const route = this.routes.get(stream);
+    if (stream.destroyed || !route) return;
+    if (this.stopped || Date.now() >= route.deadline || (mayHaveReached && !safeToRepeat(stream.open))) {
+      stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason.message));
+      return;
+    }
+    const agent = stream.open.agent;
+    // A refusal means the route is stale; a lost link says nothing about where the agent is.
+    const refused = reason.code === TunnelErrorCode.NOT_FOUND;
+    this.retarget(agent, route, refused).then(
+      (next) => {
+        if (stream.destroyed) return;
+        if (!next) stream.destroy(agentNotConnected(agent));
+        else if (this.stopped) stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, 'router stopped'));
+        else
+          this.send(stream, {
+            address: next.internalAddress,
+            sessionId: next.sessionId,
+            deadline: route.deadline,
+          });
+      },
+      (err: unknown) =>
+        stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, `${reason.message}; ${String(err)}`)),
+    );
+  }
+
+  /**
+   * Asks the store itself (not the local table) where the agent is now; after a refusal, only a
+   * route other than the failed one will do.
+   */
+  private async retarget(
+    agent: string,
+    failed: Route,
+    refused: boolean,
+  ): Promise<PresenceRecord | undefined> {
+    this.opts.logger.info({ agent, gateway: failed.address }, 'route to agent failed; checking presence');
+    const same = (r: PresenceRecord | undefined) =>
+      !r || (refused && r.sessionId === failed.sessionId && r.internalAddress === failed.address);
+    const fresh = await this.opts.bus.presence.get(agent).catch(() => this.table.get(agent));
+    if (same(fresh)) {
+      // Give a reconnecting agent a moment: its new presence may be about to land.
+      await new Promise((r) => setTimeout(r, 200)); // wait-ok: production back-off, not a test
+      const again = this.table.get(agent);
+      return same(again) ? undefined : again;
+    }
+    if (fresh) this.table.set(agent, fresh);
+    return fresh;
+  }
+
+  private pool(address: string): LinkPool {
+    let pool = this.pools.get(address);
+    if (!pool) {
+      pool = new LinkPool(this.opts.linksPerGateway ?? 2, (redial) => {
+        if (redial) this.metrics?.linkRedials.inc();
+        return new GatewayLink({
+          address,
+          client: this.client(address),
+          metadata: this.opts.metadata?.() ?? new Metadata(),
+          pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
+          onUnrouted: (s, reason, mayHaveReached) => this.unrouted(s, reason, mayHaveReached),
+          onClosed: (link, reason) =>
+            this.opts.logger.info(
+              { gateway: link.address, reason: reason.message },
+              'link to gateway closed',
+            ),
+        });
+      });
+      this.pools.set(address, pool);
+    }
+    return pool;
   }
 
   private client(address: string): Client {

@@ -5,9 +5,9 @@ export {
   type RouteOpenInit,
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';
-export { ForwardedStream, type ForwardTarget } from './forwarded-stream.js';
 export {
   GATEWAY_CLIENT_WINDOW,
   type GatewayChannelOptionsInit,
   gatewayChannelOptions,
 } from './gateway-channel-options.js';
+export { GatewayLink, type GatewayLinkOptions } from './gateway-link.js';

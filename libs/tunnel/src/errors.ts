@@ -40,6 +40,8 @@ const byReset: Record<number, TunnelErrorCode> = {
   [ResetCode.REFUSED]: TunnelErrorCode.REFUSED,
   [ResetCode.UNAVAILABLE]: TunnelErrorCode.UNAVAILABLE,
   [ResetCode.NOT_FOUND]: TunnelErrorCode.NOT_FOUND,
+  // A route refusal that reaches a stream as such (not rerouted) reads as "agent not found".
+  [ResetCode.NO_ROUTE]: TunnelErrorCode.NOT_FOUND,
   [ResetCode.DEADLINE_EXCEEDED]: TunnelErrorCode.DEADLINE_EXCEEDED,
 };
 

@@ -12,6 +12,8 @@ export interface FrameSink {
   drained(): Promise<void>;
   /** Writes out frames still held for coalescing (call before ending the transport). */
   flush(): void;
+  /** Runs `cb` once the frames sent after this call (and those pending) are written to the transport. */
+  afterWrite?(cb: () => void): void;
   /**
    * Transport writes so far. A frame sent while this count is unchanged has not been encoded
    * yet, so its sender may still amend it (fold an end-of-stream flag or a first body chunk
@@ -22,7 +24,8 @@ export interface FrameSink {
 
 /** What a FrameSink writes to: one message per call. */
 export interface FrameTransport {
-  write(message: Frame): boolean;
+  /** `done`, when given, runs once the message has been handed on (not if the transport fails). */
+  write(message: Frame, done?: () => void): boolean;
   drained(): Promise<void>;
   /** Whether writes are now dropped (the transport ended or failed). */
   readonly closed: boolean;
@@ -59,12 +62,17 @@ export class FrameBatcher implements FrameSink {
   private pendingBytes = 0;
   private scheduled = false;
   private writeCount = 0;
+  private written: Array<() => void> = [];
   private readonly flushNow = () => this.flush();
 
   constructor(private readonly transport: FrameTransport) {}
 
   get writes(): number {
     return this.writeCount;
+  }
+
+  afterWrite(cb: () => void): void {
+    this.written.push(cb);
   }
 
   send(f: Frame): boolean {
@@ -86,9 +94,15 @@ export class FrameBatcher implements FrameSink {
     this.pending = [];
     this.pendingBytes = 0;
     this.writeCount++;
+    const written = this.written;
+    if (written.length > 0) this.written = [];
     if (this.transport.closed) return;
     const message = frames.length === 1 ? frames[0]! : batchFrame(frames);
-    this.transport.write(message);
+    if (written.length === 0) this.transport.write(message);
+    else
+      this.transport.write(message, () => {
+        for (const cb of written) cb();
+      });
   }
 
   drained(): Promise<void> {
@@ -109,7 +123,7 @@ export function duplexFrameSink(duplex: FrameWritable): FrameSink {
     get needsDrain() {
       return duplex.writableNeedDrain;
     },
-    write: (message) => duplex.write(message),
+    write: (message, done) => (done ? duplex.write(message, () => done()) : duplex.write(message)),
     async drained() {
       if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
       // Resolve on close as well: a dead transport never drains, and writers must not hang.

@@ -15,10 +15,12 @@ export {
   DEFAULT_MAX_CONCURRENT_STREAMS,
   DEFAULT_MAX_STREAM_WINDOW,
   DEFAULT_SESSION_WINDOW_BUDGET,
+  detachedStream,
   MAX_CHUNK_SIZE_LIMIT,
   Multiplexer,
   type MultiplexerOptions,
   type OpenInit,
+  type RelayEnd,
 } from './multiplexer.js';
 export { readBuffered, readBufferedBody } from './read-buffered.js';
 export { bridgeUpgraded, type UpgradedBridgeOptions } from './upgraded-bridge.js';

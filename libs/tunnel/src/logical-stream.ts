@@ -118,10 +118,18 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private lastWindowUpdateWrites = -1;
   /** Responder deadline (ms since epoch), managed by the multiplexer; 0 = none. */
   deadlineAt = 0;
+  /** The peer sent something for this stream: on a proxy link, its route can no longer be refused. */
+  private heard = false;
+  /**
+   * Writes (and the end) held back on a proxy link: while the stream waits for a link, and while
+   * its body follows the Open and the gateway has not accepted it yet. Only what fits inline in
+   * an Open not yet written passes; nothing is sent that a retry elsewhere would have to replay.
+   */
+  private held: Array<(err?: Error) => void> | undefined;
 
   constructor(
-    private readonly host: StreamHost,
-    readonly id: number,
+    private host: StreamHost,
+    public id: number,
     readonly open: Open,
     private readonly opts: LogicalStreamOptions,
   ) {
@@ -135,6 +143,9 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.recvWindow = opts.initialWindow;
     // Only the initiator waits for a response head.
     this.headSettled = !opts.initiator;
+    // A response is taken into the readable buffer (up to its high-water mark) before anyone
+    // reads, as an HTTP response is: a requester that pauses before reading sees it there.
+    this.wantRead = opts.initiator;
     // A peer's reset must never crash the process through an unhandled 'error' event; the
     // failure stays visible through responseHead(), pipeline() and `errored`.
     this.on('error', () => undefined);
@@ -161,6 +172,11 @@ export class LogicalStream extends Duplex implements TunnelStream {
     return this.responded;
   }
 
+  /** Initiator that has heard nothing back yet: its Open can still be sent elsewhere. */
+  get unanswered(): boolean {
+    return this.opts.initiator && !this.heard && !this.destroyed;
+  }
+
   reset(code: TunnelErrorCode, message: string): void {
     if (this.destroyed) return;
     const err = new TunnelError(code, message);
@@ -180,6 +196,49 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.tailWrites = writesBefore;
   }
 
+  /**
+   * Proxy links: leaves the multiplexer (route refused, link lost) with nothing sent but the
+   * Open, which `attach` sends again on another link. Writes wait meanwhile.
+   */
+  detach(host: StreamHost): void {
+    this.host = host;
+    this.tail = undefined;
+    this.held ??= [];
+  }
+
+  /**
+   * Proxy links: joins a multiplexer as stream `id` with its window. Returns the Open to send (the
+   * same request head and inline body); call `openSent` once it is sent, then `resumeHeld`.
+   */
+  attach(host: StreamHost, id: number, initialWindow: number): Frame {
+    this.host = host;
+    this.id = id;
+    this.open.streamId = id;
+    this.sendWindow = initialWindow;
+    this.peakSendWindow = initialWindow;
+    this.recvWindow = initialWindow;
+    this.opts.initialWindow = initialWindow;
+    return { $typeName: 'pullplane.tunnel.v1.Frame', kind: { case: 'open', value: this.open } };
+  }
+
+  /**
+   * After `attach` sent the Open: held writes go inline into it while it is not written yet; a
+   * body that follows the Open waits for `onAccepted`.
+   */
+  resumeHeld(): void {
+    const held = this.held ?? [];
+    this.held = this.open.hasBody ? [] : undefined;
+    for (const next of held) next();
+  }
+
+  /** The gateway took the stream: the rest of the body may follow. */
+  onAccepted(): void {
+    this.heard = true;
+    const held = this.held;
+    this.held = undefined;
+    for (const next of held ?? []) next();
+  }
+
   /** Responder: takes the request's inline body and end of stream, once registered. */
   acceptOpen(): void {
     if (this.open.body.byteLength > 0) this.onData(this.open.body);
@@ -187,6 +246,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onResponseHead(head: ResponseHead): void {
+    this.heard = true;
     if (this.headSettled) return;
     this.headSettled = true;
     const { body, endStream } = head;
@@ -197,6 +257,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onData(chunk: Uint8Array, endStream = false): void {
+    this.heard = true;
     if (this.remoteEnded || this.destroyed) return;
     const allowance = this.recvWindow - (this.receivedTotal - this.creditedTotal);
     if (chunk.byteLength > allowance) {
@@ -218,6 +279,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onRemoteEnd(): void {
+    this.heard = true;
     if (this.remoteEnded || this.destroyed) return;
     this.remoteEnded = true;
     this.pump();
@@ -233,6 +295,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onWindowUpdate(increment: number): void {
+    this.heard = true;
     this.sendWindow += increment;
     if (this.sendWindow > this.peakSendWindow) this.peakSendWindow = this.sendWindow;
     const waiters = this.windowWaiters;
@@ -241,6 +304,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   onReset(err: TunnelError): void {
+    this.heard = true;
     this.resetSeen = true;
     this.destroy(err);
   }
@@ -327,6 +391,10 @@ export class LogicalStream extends Duplex implements TunnelStream {
         cb(new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed while writing'));
         return;
       }
+      if (this.held && this.amendableOpen()?.body.byteLength !== 0) {
+        this.held.push((err) => (err ? cb(err) : this.sendFrom(buf, offset, cb)));
+        return;
+      }
       if (this.sendWindow <= 0) {
         this.windowWaiters.push((err) => (err ? cb(err) : this.sendFrom(buf, offset, cb)));
         return;
@@ -345,6 +413,11 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   private amendable(): Frame | undefined {
     return this.host.foldFrames && this.host.writes === this.tailWrites ? this.tail : undefined;
+  }
+
+  private amendableOpen(): Open | undefined {
+    const k = this.amendable()?.kind;
+    return k?.case === 'open' ? k.value : undefined;
   }
 
   /** Puts a body chunk inline in a head not yet written, or sends it as Data. */
@@ -367,9 +440,13 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    this.localEnded = true;
     // A bodiless request was announced in Open; the responder needs no End for it.
     const announcedNoBody = this.opts.initiator && !this.open.hasBody;
+    if (!announcedNoBody && this.held && !this.amendableOpen()) {
+      this.held.push((err) => (err ? cb(err) : this._final(cb)));
+      return;
+    }
+    this.localEnded = true;
     if (!announcedNoBody) this.sendEnd();
     this.tail = undefined;
     this.releaseIfComplete();
@@ -396,7 +473,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
             ),
       );
     }
-    if (err || !this.headSettled || this.windowWaiters.length > 0) {
+    if (err || !this.headSettled || this.windowWaiters.length > 0 || (this.held?.length ?? 0) > 0) {
       const failure =
         err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed before a response arrived');
       this.head.reject(failure);
@@ -404,6 +481,9 @@ export class LogicalStream extends Duplex implements TunnelStream {
       this.windowWaiters = [];
       for (const wake of waiters) wake(failure);
     }
+    const held = this.held;
+    this.held = undefined;
+    for (const wake of held ?? []) wake(err ?? new TunnelError(TunnelErrorCode.CANCELLED, 'stream closed'));
     // What the peer sent and nobody will read no longer counts against the session.
     this.host.budget.track(-(this.receivedTotal - this.creditedTotal));
     this.creditedTotal = this.receivedTotal;

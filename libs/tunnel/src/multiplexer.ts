@@ -8,7 +8,9 @@ import {
   OpenSchema,
   PROTOCOL_VERSION_MAX,
   ProtocolVersion,
+  ResetCode,
   resetFrame,
+  streamIdOf,
 } from '@pullplane/proto';
 import { TunnelError, TunnelErrorCode } from './errors.js';
 import type { FrameSink } from './frame-channel.js';
@@ -42,6 +44,26 @@ export interface MultiplexerOptions {
   windowBudget?: WindowBudget;
   /** Called for each stream the peer opens. Without it, peer opens are refused. */
   onStream?: ((stream: LogicalStream) => void) | undefined;
+  /**
+   * A relay (the gateway side of a proxy link): each Open the peer sends is handed here instead
+   * of becoming a LogicalStream; the callee registers it with `acceptRelay` or resets it.
+   */
+  onRelayOpen?: ((open: Open) => void) | undefined;
+  /**
+   * Proxy links: a stream of ours that the far side refused to route (Reset NO_ROUTE before
+   * anything else), or whose link closed (`close(err, true)`) before any answer, is detached and
+   * handed here instead of failing, to be attached to another link.
+   */
+  onUnrouted?: ((stream: LogicalStream, reason: TunnelError) => void) | undefined;
+}
+
+/**
+ * One side of a relayed stream: frames of that stream arrive here as they are, with this
+ * multiplexer's stream id, and `closed` tells that the transport went away.
+ */
+export interface RelayEnd {
+  relay(f: Frame): void;
+  closed(err: TunnelError): void;
 }
 
 /** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */
@@ -57,6 +79,47 @@ export interface MultiplexerEvents {
 
 const EMPTY = new Uint8Array(0);
 
+const NO_BUDGET = new WindowBudget(Number.POSITIVE_INFINITY);
+/** Where a detached stream's frames go while it waits for a link: nowhere. */
+const DETACHED: StreamHost = {
+  sendFrame: () => true,
+  drained: () => Promise.resolve(),
+  release: () => undefined,
+  clearDeadline: () => undefined,
+  maxChunkSize: DEFAULT_MAX_CHUNK_SIZE,
+  writes: Number.NaN,
+  foldFrames: false,
+  budget: NO_BUDGET,
+  maxWindow: DEFAULT_INITIAL_WINDOW,
+  maxChunkLimit: MAX_CHUNK_SIZE_LIMIT,
+};
+
+/**
+ * A stream of ours not yet on any multiplexer (proxy links): its Open and body wait until
+ * `Multiplexer.adoptStream` sends them. A body given in `init` is written like one written later,
+ * so whatever fits goes inline in the Open.
+ */
+export function detachedStream(init: OpenInit, highWaterMark: number): LogicalStream {
+  const open = create(OpenSchema, { ...init, streamId: 0 });
+  const body = open.body;
+  const ends = !open.hasBody;
+  if (body.byteLength > 0) {
+    open.body = EMPTY;
+    open.hasBody = true;
+  }
+  const stream = new LogicalStream(DETACHED, 0, open, {
+    initialWindow: DEFAULT_INITIAL_WINDOW,
+    highWaterMark,
+    initiator: true,
+  });
+  stream.detach(DETACHED);
+  if (body.byteLength > 0) {
+    stream.write(body);
+    if (ends) stream.end();
+  } else if (ends) stream.end();
+  return stream;
+}
+
 /**
  * Runs many logical streams over one ordered frame transport. It never blocks reading:
  * each stream's credit window bounds what may be queued for it, so the transport can be
@@ -69,6 +132,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   readonly windowBudget: WindowBudget;
   private readonly maxConcurrentStreams: number;
   private readonly streams = new Map<number, LogicalStream>();
+  private readonly relays = new Map<number, RelayEnd>();
   private nextId: number;
   private closedWith: TunnelError | undefined;
   private goingAway = false;
@@ -125,7 +189,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   }
 
   get activeStreams(): number {
-    return this.streams.size;
+    return this.streams.size + this.relays.size;
   }
 
   get closed(): boolean {
@@ -142,18 +206,78 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   }
 
   /**
-   * Opens a stream towards the peer. The Open frame is sent at once (in this turn's write): a
-   * body written in the same turn rides inline, and ending the stream then makes it one frame.
+   * Sends `f`; `onWritten` runs once it has been handed to the transport (never, if the transport
+   * closes first). Lets a relay count the bytes it holds in transport queues.
    */
-  open(init: OpenInit): LogicalStream {
+  sendCounted(f: Frame, onWritten: () => void): boolean {
+    if (this.closedWith) return true;
+    this.opts.sink.afterWrite?.(onWritten);
+    return this.opts.sink.send(f);
+  }
+
+  private checkCanOpen(): void {
     if (this.closedWith) throw this.closedWith;
     if (this.goingAway) throw new TunnelError(TunnelErrorCode.GOING_AWAY, 'tunnel is going away');
-    if (this.streams.size >= this.maxConcurrentStreams) {
+    if (this.activeStreams >= this.maxConcurrentStreams) {
       throw new TunnelError(
         TunnelErrorCode.REFUSED,
         `too many concurrent streams on this tunnel (${this.maxConcurrentStreams})`,
       );
     }
+  }
+
+  /**
+   * Proxy links: sends a detached stream's Open under a new id of ours, as `open` would have; a
+   * body that follows the Open waits for the peer's Accepted. Throws like `open`.
+   */
+  adoptStream(stream: LogicalStream): void {
+    this.checkCanOpen();
+    const id = this.allocateId();
+    this.streams.set(id, stream);
+    const writesBefore = this.opts.sink.writes;
+    const f = stream.attach(this.host, id, this.initialWindow);
+    this.send(f);
+    stream.openSent(f, writesBefore, stream.open.body.byteLength);
+    stream.resumeHeld();
+  }
+
+  /**
+   * Relays: opens a stream towards the peer under a new id of ours for `open` (whose stream id is
+   * ignored); frames of that id then go to `end`. Throws like `open`.
+   */
+  openRelay(open: Open, end: RelayEnd): number {
+    this.checkCanOpen();
+    const id = this.allocateId();
+    this.relays.set(id, end);
+    this.send({
+      $typeName: 'pullplane.tunnel.v1.Frame',
+      kind: { case: 'open', value: { ...open, streamId: id } },
+    });
+    return id;
+  }
+
+  /** Relays: takes the peer's stream `id` (announced through `onRelayOpen`); its frames go to `end`. */
+  acceptRelay(id: number, end: RelayEnd): void {
+    this.relays.set(id, end);
+  }
+
+  /** The relayed stream `id` is over: later frames of it are dropped. */
+  releaseRelay(id: number): void {
+    this.relays.delete(id);
+  }
+
+  private detach(stream: LogicalStream): void {
+    if (this.streams.get(stream.id) === stream) this.streams.delete(stream.id);
+    this.clearDeadline(stream);
+    stream.detach(DETACHED);
+  }
+
+  /**
+   * Opens a stream towards the peer. The Open frame is sent at once (in this turn's write): a
+   * body written in the same turn rides inline, and ending the stream then makes it one frame.
+   */
+  open(init: OpenInit): LogicalStream {
+    this.checkCanOpen();
     const id = this.allocateId();
     const open = create(OpenSchema, { ...init, streamId: id });
     // An inline body the peer cannot take (v1, or more than one chunk of credit) follows as Data.
@@ -191,13 +315,21 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       const id = this.nextId;
       this.nextId = (this.nextId + 2) % 0x1_0000_0000;
       if (this.nextId === 0) this.nextId = this.opts.role === 'gateway' ? 1 : 2;
-      if (!this.streams.has(id)) return id;
+      if (!this.streams.has(id) && !this.relays.has(id)) return id;
     }
   }
 
   /** Feeds one frame read from the transport. */
   receive(f: Frame): void {
     if (this.closedWith) return;
+    if (this.relays.size > 0) {
+      const id = streamIdOf(f);
+      const relay = id === undefined ? undefined : this.relays.get(id);
+      if (relay) {
+        relay.relay(f);
+        return;
+      }
+    }
     const k = f.kind;
     switch (k.case) {
       case 'batch':
@@ -221,8 +353,20 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       case 'windowUpdate':
         this.streams.get(k.value.streamId)?.onWindowUpdate(k.value.increment);
         return;
-      case 'reset':
-        this.streams.get(k.value.streamId)?.onReset(TunnelError.fromReset(k.value.code, k.value.message));
+      case 'reset': {
+        const s = this.streams.get(k.value.streamId);
+        if (!s) return;
+        const err = TunnelError.fromReset(k.value.code, k.value.message);
+        if (k.value.code === ResetCode.NO_ROUTE && this.opts.onUnrouted && s.unanswered) {
+          this.detach(s);
+          this.opts.onUnrouted(s, err);
+          return;
+        }
+        s.onReset(err);
+        return;
+      }
+      case 'accepted':
+        this.streams.get(k.value.streamId)?.onAccepted();
         return;
       case 'ping':
         this.send(frame({ case: 'pong', value: { sentUnixMs: k.value.sentUnixMs } }));
@@ -246,18 +390,24 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     const ours = this.opts.role === 'gateway' ? id % 2 === 1 : id % 2 === 0;
     const refuse = (code: TunnelErrorCode, message: string) =>
       this.send(resetFrame(id, new TunnelError(code, message).resetCode, message));
-    if (ours || this.streams.has(id)) {
+    if (ours || this.streams.has(id) || this.relays.has(id)) {
       refuse(TunnelErrorCode.PROTOCOL, `stream id ${id} is not valid for the peer to open`);
       return;
     }
-    if (!this.opts.onStream || this.goingAway) {
+    if ((!this.opts.onStream && !this.opts.onRelayOpen) || this.goingAway) {
       refuse(TunnelErrorCode.REFUSED, 'this side does not accept new streams');
       return;
     }
-    if (this.streams.size >= this.maxConcurrentStreams) {
+    if (this.activeStreams >= this.maxConcurrentStreams) {
       refuse(TunnelErrorCode.REFUSED, `too many concurrent streams (${this.maxConcurrentStreams})`);
       return;
     }
+    if (this.opts.onRelayOpen) {
+      this.opts.onRelayOpen(open);
+      return;
+    }
+    const onStream = this.opts.onStream;
+    if (!onStream) return;
     const stream = new LogicalStream(this.host, id, open, {
       initialWindow: this.initialWindow,
       highWaterMark: this.maxChunkSize,
@@ -268,7 +418,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     // An inline body over the credit reset the stream already: no work for it.
     if (stream.destroyed) return;
     if (open.timeoutMs > 0) this.armDeadline(stream, Date.now() + open.timeoutMs);
-    this.opts.onStream(stream);
+    onStream(stream);
   }
 
   // ---- responder deadlines ----
@@ -324,14 +474,29 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     this.send(frame({ case: 'goAway', value: { reason, drainMs } }));
   }
 
-  /** Ends every stream with `err` (the transport is gone). Idempotent. */
-  close(err: TunnelError = new TunnelError(TunnelErrorCode.UNAVAILABLE, 'tunnel closed')): void {
+  /**
+   * Ends every stream with `err` (the transport is gone). Idempotent. With `reroute`, streams of
+   * ours that heard nothing back go to `onUnrouted` instead (their Open may be sent elsewhere).
+   */
+  close(
+    err: TunnelError = new TunnelError(TunnelErrorCode.UNAVAILABLE, 'tunnel closed'),
+    reroute = false,
+  ): void {
     if (this.closedWith) return;
     this.closedWith = err;
     clearTimeout(this.deadlineTimer);
     this.deadlines.clear();
-    for (const s of [...this.streams.values()]) s.onTransportClosed(err);
+    const onUnrouted = reroute ? this.opts.onUnrouted : undefined;
+    for (const s of [...this.streams.values()]) {
+      if (onUnrouted && s.unanswered) {
+        this.detach(s);
+        onUnrouted(s, err);
+      } else s.onTransportClosed(err);
+    }
     this.streams.clear();
+    const relays = [...this.relays.values()];
+    this.relays.clear();
+    for (const r of relays) r.closed(err);
     this.emit('closed', err);
   }
 }

@@ -2176,6 +2176,7 @@ export const APP_NAMES: AppNameRegistry = {
       "registration-ca-path",
       "registration-token-key-path",
       "registration-token-ttl",
+      "relay-budget",
       "resource-proxy-address",
       "resource-proxy-url",
       "root-ca-path",
@@ -2227,6 +2228,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REGISTRATION_CA_PATH",
       "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH",
       "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL",
+      "ARGOCD_PRINCIPAL_RELAY_BUDGET",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
       "ARGOCD_PRINCIPAL_STREAM_WINDOW",
@@ -2285,6 +2287,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.server.root-ca-path",
       "principal.tls.server.root-ca-secret-name",
       "principal.tunnel.max-chunk-size",
+      "principal.tunnel.relay-budget",
       "principal.tunnel.stream-window",
       "principal.tunnel.window-budget"
     ],
@@ -2699,6 +2702,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.tunnel.window-budget"
+        ]
+      },
+      {
+        "flag": "relay-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RELAY_BUDGET"
+        ],
+        "params": [
+          "principal.tunnel.relay-budget"
         ]
       },
       {

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
+import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, ResetCode, resetFrame } from '@pullplane/proto';
+import {
+  duplexFrameSink,
+  isTunnelError,
+  Multiplexer,
+  TunnelError,
+  TunnelErrorCode,
+  type WindowBudget,
+} from '@pullplane/tunnel';
+import type { Logger } from 'pino';
+import type { AgentSession } from './agent-session.js';
+import type { Authenticator, ConnectionLookup } from './caller-auth.js';
+import { admitInternalCall, endRelaySpan, startRelaySpan } from './forward-service.js';
+import type { GatewayMetrics } from './metrics.js';
+import { StreamRelay } from './stream-relay.js';
+
+type Call = ServerDuplexStream<Frame, Frame>;
+
+export interface LinkServiceOptions {
+  gatewayId: string;
+  authenticate: Authenticator;
+  connections?: ConnectionLookup;
+  /** The agent session held here, if any. */
+  session: (agent: string) => AgentSession | undefined;
+  /** The agents' tunnel settings: a link's streams use the same, so credit passes end to end. */
+  maxChunkSize: number;
+  initialWindow: number;
+  /** Bytes relayed and not yet taken by a transport, across all links of the process. */
+  relayBudget: WindowBudget;
+  /** Open links, each by the function that closes it (the gateway closes them when it stops). */
+  links: Set<(reason: string) => void>;
+  logger: Logger;
+  metrics: GatewayMetrics;
+  tracer?: Tracer | undefined;
+}
+
+/**
+ * GatewayForward.Link: a proxy replica's persistent link. Authenticated once per call (the TLS
+ * identity cannot change on a connection); then each Open is relayed to the agent's tunnel, or
+ * answered Reset NO_ROUTE when this gateway cannot reach the agent, so the proxy retries at the
+ * gateway that holds it now.
+ */
+export function createLinkHandler(opts: LinkServiceOptions): (call: Call) => void {
+  return (call) => {
+    admitInternalCall(call, opts).then(
+      (ok) => {
+        if (ok) serveLink(call, opts);
+      },
+      (err: unknown) => opts.logger.error({ err: String(err) }, 'link handler failed'),
+    );
+  };
+}
+
+function serveLink(call: Call, opts: LinkServiceOptions): void {
+  const linkId = randomUUID();
+  const log = opts.logger.child({ link: linkId, remote: call.getPeer() });
+  const sink = duplexFrameSink(call);
+  const mux: Multiplexer = new Multiplexer({
+    sink,
+    role: 'agent',
+    maxChunkSize: opts.maxChunkSize,
+    initialWindow: opts.initialWindow,
+    // Streams to every agent held here share a link; each agent's tunnel keeps its own cap.
+    maxConcurrentStreams: 65_536,
+    onRelayOpen: (open) => relayOpen(open),
+  });
+  opts.metrics.linksOpen.inc();
+  sink.send(
+    frame({
+      case: 'welcome',
+      value: {
+        protocolVersion: PROTOCOL_VERSION_MAX,
+        gatewayId: opts.gatewayId,
+        sessionId: linkId,
+        maxChunkSize: mux.maxChunkSize,
+        initialWindow: mux.initialWindow,
+      },
+    }),
+  );
+  log.debug('proxy link open');
+
+  const refuse = (open: Open, code: ResetCode, err: TunnelError) => {
+    opts.metrics.forwardRejected.inc({ code: err.code });
+    mux.send(resetFrame(open.streamId, code, err.message));
+  };
+
+  function relayOpen(open: Open): void {
+    const session = open.agent ? opts.session(open.agent) : undefined;
+    const tunnel = session?.mux;
+    if (!session || session.closed || !tunnel || tunnel.closed || tunnel.isGoingAway) {
+      refuse(
+        open,
+        ResetCode.NO_ROUTE,
+        new TunnelError(
+          TunnelErrorCode.NOT_FOUND,
+          `agent ${open.agent} is not connected to gateway ${opts.gatewayId}`,
+        ),
+      );
+      return;
+    }
+    const span = opts.tracer ? startRelaySpan(opts.tracer, open, opts.gatewayId) : undefined;
+    try {
+      new StreamRelay(open, {
+        link: mux,
+        tunnel,
+        budget: opts.relayBudget,
+        span,
+        onDone: (_relay, err) => {
+          opts.metrics.relayedStreams.dec();
+          if (span) endRelaySpan(span, err);
+        },
+      });
+    } catch (err) {
+      const e = isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err));
+      if (span) endRelaySpan(span, e);
+      // The tunnel closing or going away between the check and here is still a route refusal.
+      refuse(open, e.code === TunnelErrorCode.GOING_AWAY ? ResetCode.NO_ROUTE : e.resetCode, e);
+      return;
+    }
+    opts.metrics.forwardedStreams.inc();
+    opts.metrics.relayedStreams.inc();
+  }
+
+  mux.on('protocol-error', (msg) => log.warn({ reason: msg }, 'proxy link protocol error'));
+  let closed = false;
+  const close = (reason: string) => {
+    if (closed) return;
+    closed = true;
+    opts.links.delete(close);
+    opts.metrics.linksOpen.dec();
+    mux.close(new TunnelError(TunnelErrorCode.CANCELLED, reason));
+    if (!call.writableEnded && !call.destroyed) {
+      sink.flush();
+      call.end();
+    }
+    log.debug({ reason }, 'proxy link closed');
+  };
+  opts.links.add(close);
+  call.on('data', (f: Frame) => mux.receive(f));
+  call.on('end', () => close('proxy ended the link'));
+  call.on('cancelled', () => close('proxy cancelled the link'));
+  call.on('error', (err: Error) => close(`link failed: ${err.message}`));
+  call.on('close', () => close('link closed'));
+}

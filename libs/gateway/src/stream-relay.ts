@@ -1,0 +1,245 @@
+import type { Span } from '@opentelemetry/api';
+import {
+  acceptedFrame,
+  dataFrame,
+  endFrame,
+  type Frame,
+  type Open,
+  ProtocolVersion,
+  ResetCode,
+  resetFrame,
+  withStreamId,
+} from '@pullplane/proto';
+import { Attr } from '@pullplane/tracing';
+import {
+  type Multiplexer,
+  type RelayEnd,
+  TunnelError,
+  TunnelErrorCode,
+  type WindowBudget,
+} from '@pullplane/tunnel';
+
+export interface StreamRelayOptions {
+  /** The proxy link's multiplexer and the agent tunnel's. */
+  link: Multiplexer;
+  tunnel: Multiplexer;
+  /** Bytes relayed and not yet handed to either transport, for the whole process. */
+  budget: WindowBudget;
+  span?: Span | undefined;
+  onDone: (relay: StreamRelay, err: TunnelError | undefined) => void;
+}
+
+const EMPTY = new Uint8Array(0);
+
+function payload(f: Frame): number {
+  const k = f.kind;
+  if (k.case === 'data') return k.value.chunk.byteLength;
+  if (k.case === 'responseHead' || k.case === 'open') return k.value.body.byteLength;
+  return 0;
+}
+
+/**
+ * One logical stream passed between a proxy link and an agent tunnel without terminating it:
+ * frames keep their payload buffers and only change stream id. Credit is end to end (the
+ * proxy's and the agent's streams grant it to each other); the relay checks that neither side
+ * sends beyond it, and counts what sits in its transports' queues against the process budget.
+ */
+export class StreamRelay {
+  readonly proxyId: number;
+  readonly agentId: number;
+  private requestEnded: boolean;
+  private responseEnded = false;
+  /** Bytes each side may still send: the other side's initial window plus its credit. */
+  private requestCredit: number;
+  private responseCredit: number;
+  private buffered = 0;
+  private done = false;
+  private readonly unfold: boolean;
+  private readonly proxyEnd: RelayEnd = {
+    relay: (f) => this.fromProxy(f),
+    closed: (err) =>
+      this.fail(new TunnelError(TunnelErrorCode.CANCELLED, `requester went away: ${err.message}`), 'agent'),
+  };
+  private readonly agentEnd: RelayEnd = {
+    relay: (f) => this.fromAgent(f),
+    closed: (err) => this.fail(err, 'proxy'),
+  };
+
+  /** Registers the stream in both multiplexers and sends the Open on; throws a TunnelError when the tunnel cannot take it. */
+  constructor(
+    open: Open,
+    private readonly opts: StreamRelayOptions,
+  ) {
+    this.proxyId = open.streamId;
+    const window = opts.tunnel.initialWindow;
+    this.requestCredit = window - open.body.byteLength;
+    this.responseCredit = window;
+    this.requestEnded = !open.hasBody;
+    // A v1 agent takes neither inline bodies nor end-of-stream flags: they follow as Data and End.
+    this.unfold = opts.tunnel.protocolVersion < ProtocolVersion.PROTOCOL_VERSION_2;
+    if (this.requestCredit < 0)
+      throw new TunnelError(TunnelErrorCode.FLOW_CONTROL, 'inline body larger than the stream window');
+    const head: Open = { ...open, agent: '' };
+    const inline = head.body;
+    if (this.unfold && (inline.byteLength > 0 || !open.hasBody)) {
+      head.body = EMPTY;
+      head.hasBody = true;
+    }
+    this.agentId = opts.tunnel.openRelay(head, this.agentEnd);
+    opts.link.acceptRelay(this.proxyId, this.proxyEnd);
+    if (this.unfold) {
+      if (inline.byteLength > 0) this.toAgent(dataFrame(this.agentId, inline));
+      if (!open.hasBody) this.toAgent(endFrame(this.agentId));
+    }
+    if (open.hasBody) opts.link.send(acceptedFrame(this.proxyId));
+  }
+
+  private fromProxy(f: Frame): void {
+    const k = f.kind;
+    switch (k.case) {
+      case 'data':
+        if (!this.spend('request', k.value.chunk.byteLength)) return;
+        this.toAgent(withStreamId(f, this.agentId));
+        if (k.value.endStream) this.requestEnded = true;
+        break;
+      case 'end':
+        this.requestEnded = true;
+        this.toAgent(withStreamId(f, this.agentId));
+        break;
+      case 'windowUpdate':
+        this.responseCredit += k.value.increment;
+        this.toAgent(withStreamId(f, this.agentId));
+        break;
+      case 'reset':
+        this.toAgent(withStreamId(f, this.agentId));
+        this.finish(TunnelError.fromReset(k.value.code, k.value.message));
+        return;
+      default:
+        this.fail(new TunnelError(TunnelErrorCode.PROTOCOL, `unexpected ${k.case} frame from the proxy`));
+        return;
+    }
+    this.finishIfDone();
+  }
+
+  private fromAgent(f: Frame): void {
+    const k = f.kind;
+    switch (k.case) {
+      case 'responseHead':
+        if (!this.spend('response', k.value.body.byteLength)) return;
+        this.opts.span?.setAttribute(Attr.httpStatus, k.value.status);
+        this.toProxy(withStreamId(f, this.proxyId));
+        if (k.value.endStream) this.responseEnded = true;
+        break;
+      case 'data':
+        if (!this.spend('response', k.value.chunk.byteLength)) return;
+        this.toProxy(withStreamId(f, this.proxyId));
+        if (k.value.endStream) this.responseEnded = true;
+        break;
+      case 'end':
+        this.responseEnded = true;
+        this.toProxy(withStreamId(f, this.proxyId));
+        break;
+      case 'windowUpdate':
+        this.requestCredit += k.value.increment;
+        this.toProxy(withStreamId(f, this.proxyId));
+        break;
+      case 'reset': {
+        // A route refusal is the gateway's word alone: from an agent it would make the proxy
+        // send the request again elsewhere.
+        const code = k.value.code === ResetCode.NO_ROUTE ? ResetCode.NOT_FOUND : k.value.code;
+        this.toProxy(resetFrame(this.proxyId, code, k.value.message));
+        this.finish(TunnelError.fromReset(code, k.value.message));
+        return;
+      }
+      default:
+        this.fail(new TunnelError(TunnelErrorCode.PROTOCOL, `unexpected ${k.case} frame from the agent`));
+        return;
+    }
+    this.finishIfDone();
+  }
+
+  /** Takes `bytes` of a side's credit; a side that overspends is reset. */
+  private spend(side: 'request' | 'response', bytes: number): boolean {
+    const left = side === 'request' ? this.requestCredit : this.responseCredit;
+    if (bytes > left) {
+      this.fail(
+        new TunnelError(
+          TunnelErrorCode.FLOW_CONTROL,
+          `the ${side === 'request' ? 'proxy' : 'agent'} sent ${bytes} bytes with only ${left} bytes of credit`,
+        ),
+      );
+      return false;
+    }
+    if (side === 'request') this.requestCredit -= bytes;
+    else this.responseCredit -= bytes;
+    return true;
+  }
+
+  private toAgent(f: Frame): void {
+    if (this.unfold) {
+      const k = f.kind;
+      if (k.case === 'data' && k.value.endStream) {
+        this.send(this.opts.tunnel, dataFrame(this.agentId, k.value.chunk));
+        this.send(this.opts.tunnel, endFrame(this.agentId));
+        return;
+      }
+    }
+    this.send(this.opts.tunnel, f);
+  }
+
+  private toProxy(f: Frame): void {
+    this.send(this.opts.link, f);
+  }
+
+  /**
+   * Payload stays counted until the transport took it. Credit bounds it per stream; a peer or
+   * a transport that lets it pile up past the process budget costs the stream, not the process.
+   */
+  private send(to: Multiplexer, f: Frame): void {
+    if (this.done) return;
+    const bytes = payload(f);
+    if (bytes === 0) {
+      to.send(f);
+      return;
+    }
+    const budget = this.opts.budget;
+    if (budget.outstanding + bytes > budget.limit) {
+      this.fail(
+        new TunnelError(
+          TunnelErrorCode.UNAVAILABLE,
+          `gateway relay memory budget of ${budget.limit} bytes exhausted`,
+        ),
+      );
+      return;
+    }
+    this.buffered += bytes;
+    budget.track(bytes);
+    to.sendCounted(f, () => {
+      if (this.done) return;
+      this.buffered -= bytes;
+      budget.track(-bytes);
+    });
+  }
+
+  private finishIfDone(): void {
+    if (this.requestEnded && this.responseEnded) this.finish(undefined);
+  }
+
+  /** Resets the stream on both sides (or only `only`, whose peer is already gone). */
+  private fail(err: TunnelError, only?: 'proxy' | 'agent'): void {
+    if (this.done) return;
+    if (only !== 'agent') this.toProxy(resetFrame(this.proxyId, err.resetCode, err.message));
+    if (only !== 'proxy') this.send(this.opts.tunnel, resetFrame(this.agentId, err.resetCode, err.message));
+    this.finish(err);
+  }
+
+  private finish(err: TunnelError | undefined): void {
+    if (this.done) return;
+    this.done = true;
+    this.opts.link.releaseRelay(this.proxyId);
+    this.opts.tunnel.releaseRelay(this.agentId);
+    this.opts.budget.track(-this.buffered);
+    this.buffered = 0;
+    this.opts.onDone(this, err);
+  }
+}
