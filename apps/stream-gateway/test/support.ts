@@ -319,7 +319,7 @@ export function forwardOnce(
     const onFrame = (f: Frame) => {
       if (f.kind.case === 'batch') return f.kind.value.frames.forEach(onFrame);
       // A head or a data frame may carry body bytes and the end (protocol v2), as the proxy's
-      // ForwardedStream accepts them.
+      // link streams accept them.
       const k = f.kind;
       if (k.case === 'responseHead' || k.case === 'data') {
         if (k.case === 'responseHead') out.status = k.value.status;
