@@ -27,7 +27,7 @@ const MiB = 1024 * 1024;
 const BODY = 48 * MiB;
 const CHUNK = 64 * 1024;
 
-it('grows the credit of a bulk response over the real agent tunnel within the budgets, and gives it back', async () => {
+it('grows the credit of a bulk response the gateway reads over the real agent tunnel within the budgets, and gives it back', async () => {
   const backend = http.createServer((_req, res) => {
     let left = BODY;
     const block = Buffer.alloc(256 * 1024, 1);
@@ -81,7 +81,9 @@ it('grows the credit of a bulk response over the real agent tunnel within the bu
   });
   agent.start();
   cleanups.push(() => agent.stop());
-  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure() });
+  // The gateway as the reader (single-process mode's local route): over proxy links it relays
+  // instead, the credit is the proxy's, and links.test.ts bounds what the gateway buffers.
+  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure(), local: gateway });
   await router.start();
   cleanups.push(() => router.stop());
   await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
