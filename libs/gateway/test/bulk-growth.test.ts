@@ -12,16 +12,8 @@ import {
   MAX_CHUNK_SIZE_LIMIT,
   Multiplexer,
 } from '@pullplane/tunnel';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { afterAll, expect, it } from 'vitest';
-import { Gateway } from '../src/index.js';
-
-const logger = pino({ level: 'silent' });
-const cleanups: Array<() => unknown> = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+import { expect, it } from 'vitest';
+import { cleanups, logger, startGateway } from './support.js';
 
 const MiB = 1024 * 1024;
 const BODY = 48 * MiB;
@@ -44,23 +36,13 @@ it('grows the credit of a bulk response the gateway reads over the real agent tu
   cleanups.push(() => backend.close());
   const bus = createMemoryBus();
   const processBudget = 32 * MiB;
-  const gateway = new Gateway({
-    bus,
-    logger,
-    registry: new Registry(),
-    agentListener: { host: '127.0.0.1', port: 0 },
-    internalListener: { host: '127.0.0.1', port: 0 },
-    advertiseHost: '127.0.0.1',
+  const gateway = await startGateway(bus, {
     authenticateAgent: () => ({ ok: true, identity: 'agent-a' }),
     authenticateInternal: () => ({ ok: true, identity: 'proxy' }),
     maxChunkSize: CHUNK,
     initialWindow: DEFAULT_INITIAL_WINDOW,
     windowBudgetBytes: processBudget,
-    drainTimeoutMs: 500,
-    presenceRefreshMs: 30_000,
   });
-  await gateway.start();
-  cleanups.push(() => gateway.stop());
   const kc = new KubeConfig();
   kc.loadFromClusterAndUser(
     { name: 'c', server: `http://127.0.0.1:${(backend.address() as AddressInfo).port}`, skipTLSVerify: true },
