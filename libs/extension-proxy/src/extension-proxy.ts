@@ -9,6 +9,7 @@ import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
 import {
+  bindHttpExchange,
   bridgeUpgraded,
   isTunnelError,
   readBufferedBody,
@@ -277,22 +278,14 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       if (isTunnelError(err)) return fail(fromTunnelError(err));
       throw err;
     }
-    // Argo CD (or the user behind it) went away: release every hop at once.
-    res.on('close', () => {
-      if (!res.writableFinished && !stream.destroyed)
-        stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+    bindHttpExchange(req, res, stream, {
+      hasBody,
+      maxBodyBytes: opts.maxRequestBodyBytes,
+      onBody: (n) => {
+        bytesIn += n;
+      },
+      onTooLarge: () => fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` }),
     });
-    if (hasBody) {
-      req.on('data', (chunk: Buffer) => {
-        bytesIn += chunk.length;
-        if (bytesIn > opts.maxRequestBodyBytes) {
-          stream.reset(TunnelErrorCode.CANCELLED, 'request body over the limit');
-          fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` });
-          req.destroy();
-        }
-      });
-      req.pipe(stream);
-    }
     let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
     try {
       head = await stream.responseHead();

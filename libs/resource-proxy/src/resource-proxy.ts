@@ -9,6 +9,7 @@ import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
 import {
+  bindHttpExchange,
   isTunnelError,
   readBufferedBody,
   TunnelError,
@@ -207,22 +208,14 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       throw err;
     }
 
-    // The caller went away (closed a watch, Ctrl-C on logs -f): release every hop at once.
-    res.on('close', () => {
-      if (!res.writableFinished && !stream.destroyed)
-        stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
+    bindHttpExchange(req, res, stream, {
+      hasBody,
+      maxBodyBytes: opts.maxRequestBodyBytes,
+      onBody: (n) => {
+        bytesIn += n;
+      },
+      onTooLarge: () => fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` }),
     });
-    if (hasBody) {
-      req.on('data', (chunk: Buffer) => {
-        bytesIn += chunk.length;
-        if (bytesIn > opts.maxRequestBodyBytes) {
-          stream.reset(TunnelErrorCode.CANCELLED, 'request body over the limit');
-          fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` });
-          req.destroy();
-        }
-      });
-      req.pipe(stream);
-    }
 
     const timer = streaming
       ? undefined

@@ -7,6 +7,7 @@ export {
   type FrameWritable,
   forEachFrame,
 } from './frame-channel.js';
+export { bindHttpExchange, type HttpExchangeOptions } from './http-exchange.js';
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
 export { createMemoryLink, type MemoryLink } from './memory-transport.js';
 export {
