@@ -13,6 +13,7 @@ import {
   encodeFrame,
   type Frame,
   frame,
+  MAX_TUNNEL_MESSAGE_BYTES,
   PROTOCOL_VERSION_MAX,
   PROTOCOL_VERSION_MIN,
   type Welcome,
@@ -156,7 +157,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
             'grpc.keepalive_permit_without_calls': 1,
           }
         : {}),
-      'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+      'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
       'grpc.initial_reconnect_backoff_ms': 250,
       // Request bodies (applies, uploads) flow gateway -> agent: a 64 KiB window would cap them.
       'grpc-node.flow_control_window': 4 * 1024 * 1024,

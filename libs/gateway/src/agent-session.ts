@@ -6,12 +6,14 @@ import {
   duplexFrameSink,
   Multiplexer,
   type OpenInit,
+  type PeerViolation,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
   WindowBudget,
 } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { type AgentLimits, DEFAULT_AGENT_LIMITS, ViolationCounter } from './agent-limits.js';
 
 export interface AgentSessionInfo {
   agent: string;
@@ -30,6 +32,13 @@ export interface AgentSessionOptions {
   initialWindow: number;
   /** Window growth of all sessions of the process: this session reserves in it too. */
   processBudget?: WindowBudget;
+  /** Relayed bytes waiting in transport queues, across the process: this agent's share counts in it. */
+  processRelayBudget?: WindowBudget;
+  limits?: AgentLimits;
+  /** The agent broke the protocol (the stream concerned has been reset). */
+  onViolation?: (session: AgentSession, violation: PeerViolation) => void;
+  /** The agent's tunnel is being closed for breaking the protocol too often. */
+  onViolationsExceeded?: (session: AgentSession) => void;
   /** The agent counts as dead after this long without any frame from it. */
   idleTimeoutMs: number;
   logger: Logger;
@@ -48,6 +57,9 @@ export class AgentSession {
   lastHeartbeat = new Date();
   private pingTimer: NodeJS.Timeout | undefined;
   readonly mux: Multiplexer;
+  /** This agent's share of the process's relay budget. */
+  readonly relayBudget: WindowBudget;
+  private readonly violations: ViolationCounter;
   private idleTimer: NodeJS.Timeout | undefined;
   private ended = false;
   private readonly log: Logger;
@@ -58,6 +70,9 @@ export class AgentSession {
     private readonly opts: AgentSessionOptions,
   ) {
     this.log = opts.logger.child({ agent: info.agent, session: this.sessionId });
+    const limits = opts.limits ?? DEFAULT_AGENT_LIMITS;
+    this.relayBudget = new WindowBudget(limits.relayShareBytes, opts.processRelayBudget);
+    this.violations = new ViolationCounter(limits);
     this.mux = new Multiplexer({
       sink: duplexFrameSink(call),
       role: 'gateway',
@@ -65,7 +80,9 @@ export class AgentSession {
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,
       windowBudget: new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET, opts.processBudget),
+      peerLimits: limits.head,
     });
+    this.mux.on('violation', (v) => this.onViolation(v));
     this.mux.on('ping', () => {
       this.lastHeartbeat = new Date();
       opts.onHeartbeat(this);
@@ -134,6 +151,35 @@ export class AgentSession {
     this.mux.close(reason);
     if (!this.call.writableEnded) this.call.end();
     this.opts.onClosed(this, reason);
+  }
+
+  private onViolation(v: PeerViolation): void {
+    if (this.ended) return;
+    this.opts.onViolation?.(this, v);
+    this.log.warn(
+      { violation: v.kind, stream: v.streamId, reason: v.message },
+      'agent broke the tunnel protocol; stream reset',
+    );
+    const count = this.violations.record(v);
+    if (count === undefined) return;
+    const limits = this.opts.limits ?? DEFAULT_AGENT_LIMITS;
+    this.log.error(
+      {
+        securityEvent: 'agent-protocol-violations',
+        violations: count,
+        windowMs: limits.violationWindowMs,
+        last: v.kind,
+        remote: this.info.remote,
+      },
+      'security: agent keeps breaking the tunnel protocol; closing its tunnel',
+    );
+    this.opts.onViolationsExceeded?.(this);
+    this.end(
+      new TunnelError(
+        TunnelErrorCode.PROTOCOL,
+        `agent ${this.agent} broke the tunnel protocol ${count} times within ${limits.violationWindowMs} ms`,
+      ),
+    );
   }
 
   private armIdleTimer(): void {

@@ -9,6 +9,7 @@ import {
   GATEWAY_FORWARD_PATH,
   GATEWAY_LINK_PATH,
   gatewayForwardService,
+  MAX_TUNNEL_MESSAGE_BYTES,
   type Open,
 } from '@pullplane/proto';
 import {
@@ -20,6 +21,7 @@ import {
 } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { type AgentLimits, DEFAULT_AGENT_LIMITS } from './agent-limits.js';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator } from './caller-auth.js';
 import { createForwardHandler } from './forward-service.js';
@@ -62,6 +64,8 @@ export interface GatewayOptions {
    * once; a stream that would exceed it is reset. Default 64 MiB.
    */
   relayBudgetBytes?: number;
+  /** What each agent is held to (frame limits, violations, its relay share); defaults per field. */
+  agentLimits?: Partial<AgentLimits>;
   drainTimeoutMs: number;
   presenceRefreshMs: number;
   helloTimeoutMs?: number;
@@ -84,7 +88,7 @@ const SERVER_OPTIONS = {
   'grpc.http2.min_ping_interval_without_data_ms': 5_000,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
-  'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+  'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
   'grpc-node.max_session_memory': 256,
 } as const;
 
@@ -157,6 +161,8 @@ export class Gateway {
         maxChunkSize: opts.maxChunkSize,
         initialWindow: opts.initialWindow,
         windowBudget: this.windowBudget,
+        relayBudget: this.relayBudget,
+        limits: { ...DEFAULT_AGENT_LIMITS, ...opts.agentLimits },
         helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
         minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
         isAccepting: () => this.accepting,
@@ -170,6 +176,8 @@ export class Gateway {
           onHeartbeat: (s) => this.registry.heartbeat(s),
           onRtt: (ms) => this.metrics.heartbeatRtt.observe(ms / 1000),
           onClosed: (s, reason) => this.onSessionClosed(s, reason),
+          onViolation: (s, v) => this.metrics.agentViolations.inc({ agent: s.agent, kind: v.kind }),
+          onViolationsExceeded: (s) => this.metrics.violationDisconnects.inc({ agent: s.agent }),
         },
       }),
     });
@@ -204,7 +212,6 @@ export class Gateway {
           session: (agent) => this.registry.get(agent),
           maxChunkSize: opts.maxChunkSize,
           initialWindow: opts.initialWindow,
-          relayBudget: this.relayBudget,
           links: this.links,
           logger: opts.logger.child({ component: 'link' }),
           metrics: this.metrics,

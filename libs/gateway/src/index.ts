@@ -1,3 +1,4 @@
+export { type AgentLimits, DEFAULT_AGENT_LIMITS, ViolationCounter } from './agent-limits.js';
 export { AgentSession, type AgentSessionInfo } from './agent-session.js';
 export {
   type AuthenticatorDeps,

@@ -2,14 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, ResetCode, resetFrame } from '@pullplane/proto';
-import {
-  duplexFrameSink,
-  isTunnelError,
-  Multiplexer,
-  TunnelError,
-  TunnelErrorCode,
-  type WindowBudget,
-} from '@pullplane/tunnel';
+import { duplexFrameSink, isTunnelError, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
@@ -28,8 +21,6 @@ export interface LinkServiceOptions {
   /** The agents' tunnel settings: a link's streams use the same, so credit passes end to end. */
   maxChunkSize: number;
   initialWindow: number;
-  /** Bytes relayed and not yet taken by a transport, across all links of the process. */
-  relayBudget: WindowBudget;
   /** Open links, each by the function that closes it (the gateway closes them when it stops). */
   links: Set<(reason: string) => void>;
   logger: Logger;
@@ -106,8 +97,15 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
       new StreamRelay(open, {
         link: mux,
         tunnel,
-        budget: opts.relayBudget,
+        budget: session.relayBudget,
         span,
+        onBudgetExceeded: (scope) => {
+          opts.metrics.relayBudgetResets.inc({ scope });
+          log.warn(
+            { agent: open.agent, scope, requestId: open.requestId },
+            'relayed stream reset: relay memory budget',
+          );
+        },
         onDone: (_relay, err) => {
           opts.metrics.relayedStreams.dec();
           if (span) endRelaySpan(span, err);

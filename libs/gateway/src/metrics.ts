@@ -14,6 +14,9 @@ export interface GatewayMetrics {
   strayCalls: Counter<'listener'>;
   tunnelReplacements: Counter;
   tunnelFlapping: Counter;
+  agentViolations: Counter<'agent' | 'kind'>;
+  violationDisconnects: Counter<'agent'>;
+  relayBudgetResets: Counter<'scope'>;
   /** argocd-agent's names for the same facts. */
   argocdAgent: ArgocdAgentGatewayMetrics;
 }
@@ -128,6 +131,24 @@ export function createGatewayMetrics(
       registry,
       'pullplane_gateway_tunnel_flapping_total',
       'Security events: an agent tunnel replaced back and forth between holders of the same credentials.',
+    ),
+    agentViolations: counter(
+      registry,
+      'pullplane_gateway_agent_violations_total',
+      'Tunnel protocol violations by agents (oversized frames, credit overruns, frames after the end or for unknown streams); each reset the stream it concerned.',
+      ['agent', 'kind'],
+    ),
+    violationDisconnects: counter(
+      registry,
+      'pullplane_gateway_agent_violation_disconnects_total',
+      'Security events: agent tunnels closed because the agent kept breaking the protocol.',
+      ['agent'],
+    ),
+    relayBudgetResets: counter(
+      registry,
+      'pullplane_gateway_relay_budget_resets_total',
+      "Relayed streams reset because they would have taken the agent's share (scope=agent) or the whole relay budget (scope=process) past its limit.",
+      ['scope'],
     ),
     heartbeatRtt:
       (registry.getSingleMetric('pullplane_gateway_heartbeat_rtt_seconds') as Histogram | undefined) ??

@@ -16,6 +16,7 @@ import {
   type RelayEnd,
   TunnelError,
   TunnelErrorCode,
+  type ViolationKind,
   type WindowBudget,
 } from '@pullplane/tunnel';
 
@@ -23,9 +24,14 @@ export interface StreamRelayOptions {
   /** The proxy link's multiplexer and the agent tunnel's. */
   link: Multiplexer;
   tunnel: Multiplexer;
-  /** Bytes relayed and not yet handed to either transport, for the whole process. */
+  /**
+   * Bytes of this agent's streams relayed and not yet written by either transport: the agent's
+   * share, whose parent is the whole process's budget.
+   */
   budget: WindowBudget;
   span?: Span | undefined;
+  /** A stream was reset because it would have taken the agent's share or the process past its limit. */
+  onBudgetExceeded?: (scope: 'agent' | 'process') => void;
   onDone: (relay: StreamRelay, err: TunnelError | undefined) => void;
 }
 
@@ -52,17 +58,19 @@ export class StreamRelay {
   /** Bytes each side may still send: the other side's initial window plus its credit. */
   private requestCredit: number;
   private responseCredit: number;
-  private buffered = 0;
+  private headRelayed = false;
   private done = false;
   private readonly unfold: boolean;
   private readonly proxyEnd: RelayEnd = {
     relay: (f) => this.fromProxy(f),
     closed: (err) =>
       this.fail(new TunnelError(TunnelErrorCode.CANCELLED, `requester went away: ${err.message}`), 'agent'),
+    violated: (err) => this.fail(err),
   };
   private readonly agentEnd: RelayEnd = {
     relay: (f) => this.fromAgent(f),
     closed: (err) => this.fail(err, 'proxy'),
+    violated: (err) => this.fail(err),
   };
 
   /** Registers the stream in both multiplexers and sends the Open on; throws a TunnelError when the tunnel cannot take it. */
@@ -123,9 +131,18 @@ export class StreamRelay {
 
   private fromAgent(f: Frame): void {
     const k = f.kind;
+    if (this.responseEnded && (k.case === 'responseHead' || k.case === 'data' || k.case === 'end')) {
+      this.agentBroke('after-end', `the agent sent ${k.case} after the end of its response`);
+      return;
+    }
     switch (k.case) {
       case 'responseHead':
+        if (this.headRelayed) {
+          this.agentBroke('unexpected-frame', 'the agent sent a second response head');
+          return;
+        }
         if (!this.spend('response', k.value.body.byteLength)) return;
+        this.headRelayed = true;
         this.opts.span?.setAttribute(Attr.httpStatus, k.value.status);
         this.toProxy(withStreamId(f, this.proxyId));
         if (k.value.endStream) this.responseEnded = true;
@@ -152,22 +169,30 @@ export class StreamRelay {
         return;
       }
       default:
-        this.fail(new TunnelError(TunnelErrorCode.PROTOCOL, `unexpected ${k.case} frame from the agent`));
+        this.agentBroke('unexpected-frame', `the agent sent an unexpected ${k.case} frame`);
         return;
     }
     this.finishIfDone();
+  }
+
+  /** The agent broke the protocol on this stream: reset it on both sides and report it. */
+  private agentBroke(kind: ViolationKind, message: string): void {
+    this.fail(
+      new TunnelError(
+        kind === 'flow-control' ? TunnelErrorCode.FLOW_CONTROL : TunnelErrorCode.PROTOCOL,
+        message,
+      ),
+    );
+    this.opts.tunnel.reportViolation({ kind, streamId: this.agentId, message });
   }
 
   /** Takes `bytes` of a side's credit; a side that overspends is reset. */
   private spend(side: 'request' | 'response', bytes: number): boolean {
     const left = side === 'request' ? this.requestCredit : this.responseCredit;
     if (bytes > left) {
-      this.fail(
-        new TunnelError(
-          TunnelErrorCode.FLOW_CONTROL,
-          `the ${side === 'request' ? 'proxy' : 'agent'} sent ${bytes} bytes with only ${left} bytes of credit`,
-        ),
-      );
+      const message = `the ${side === 'request' ? 'proxy' : 'agent'} sent ${bytes} bytes with only ${left} bytes of credit`;
+      if (side === 'response') this.agentBroke('flow-control', message);
+      else this.fail(new TunnelError(TunnelErrorCode.FLOW_CONTROL, message));
       return false;
     }
     if (side === 'request') this.requestCredit -= bytes;
@@ -192,8 +217,10 @@ export class StreamRelay {
   }
 
   /**
-   * Payload stays counted until the transport took it. Credit bounds it per stream; a peer or
-   * a transport that lets it pile up past the process budget costs the stream, not the process.
+   * Payload stays counted until the transport has written it, whatever becomes of the stream
+   * meanwhile (a reset stream's bytes still sit in the queue). Credit bounds it per stream; an
+   * agent that grants credit and does not read its tunnel fills its own share, never the whole
+   * process's budget, and what would exceed either costs this stream alone.
    */
   private send(to: Multiplexer, f: Frame): void {
     if (this.done) return;
@@ -203,22 +230,21 @@ export class StreamRelay {
       return;
     }
     const budget = this.opts.budget;
-    if (budget.outstanding + bytes > budget.limit) {
+    const over = budget.wouldExceed(bytes);
+    if (over) {
+      this.opts.onBudgetExceeded?.(over === budget ? 'agent' : 'process');
       this.fail(
         new TunnelError(
           TunnelErrorCode.UNAVAILABLE,
-          `gateway relay memory budget of ${budget.limit} bytes exhausted`,
+          over === budget
+            ? `the agent's share of the gateway relay memory (${budget.limit} bytes) is exhausted`
+            : `gateway relay memory budget of ${over.limit} bytes exhausted`,
         ),
       );
       return;
     }
-    this.buffered += bytes;
     budget.track(bytes);
-    to.sendCounted(f, () => {
-      if (this.done) return;
-      this.buffered -= bytes;
-      budget.track(-bytes);
-    });
+    to.sendCounted(f, () => budget.track(-bytes));
   }
 
   private finishIfDone(): void {
@@ -238,8 +264,6 @@ export class StreamRelay {
     this.done = true;
     this.opts.link.releaseRelay(this.proxyId);
     this.opts.tunnel.releaseRelay(this.agentId);
-    this.opts.budget.track(-this.buffered);
-    this.buffered = 0;
     this.opts.onDone(this, err);
   }
 }

@@ -2,6 +2,7 @@ import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { type Frame, frame, type Hello, negotiateVersion } from '@pullplane/proto';
 import type { WindowBudget } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import type { AgentLimits } from './agent-limits.js';
 import { AgentSession, type AgentSessionOptions } from './agent-session.js';
 import { type Authenticator, callContext } from './caller-auth.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -15,6 +16,9 @@ export interface TunnelServiceOptions {
   initialWindow: number;
   /** The process's budget for window growth, shared by every session. */
   windowBudget: WindowBudget;
+  /** The process's relay budget: each session's share counts in it. */
+  relayBudget: WindowBudget;
+  limits: AgentLimits;
   /** How long a freshly connected agent has to send its Hello. */
   helloTimeoutMs: number;
   /** Floor for the idle timeout; the timeout is three heartbeat intervals above that. */
@@ -25,7 +29,10 @@ export interface TunnelServiceOptions {
   /** Why this credential may not take the agent's name now (a stronger one holds it), if so. */
   refusal?: (agent: string, credential: 'agent' | 'unmarked') => string | undefined;
   onSession: (session: AgentSession) => void;
-  sessionHooks: Pick<AgentSessionOptions, 'onHeartbeat' | 'onClosed' | 'onRtt'>;
+  sessionHooks: Pick<
+    AgentSessionOptions,
+    'onHeartbeat' | 'onClosed' | 'onRtt' | 'onViolation' | 'onViolationsExceeded'
+  >;
 }
 
 type Call = ServerDuplexStream<Frame, Frame>;
@@ -121,6 +128,8 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,
       processBudget: opts.windowBudget,
+      processRelayBudget: opts.relayBudget,
+      limits: opts.limits,
       idleTimeoutMs: Math.max(opts.minIdleTimeoutMs, heartbeatIntervalMs * 3),
       logger: opts.logger,
       ...opts.sessionHooks,

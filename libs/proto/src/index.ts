@@ -60,6 +60,18 @@ export {
   WelcomeSchema,
   type WindowUpdate,
 } from './gen/pullplane/tunnel/v1/tunnel_pb.js';
+export {
+  BATCH_ENTRY_OVERHEAD,
+  DEFAULT_MAX_RESPONSE_HEADER_BYTES,
+  DEFAULT_MAX_RESPONSE_HEADERS,
+  frameSizeBound,
+  type HeadLimits,
+  headOverLimits,
+  MAX_CHUNK_BYTES,
+  MAX_RESET_MESSAGE_CHARS,
+  MAX_RESPONSE_HEADER_BYTES_LIMIT,
+  MAX_TUNNEL_MESSAGE_BYTES,
+} from './limits.js';
 export { checkRequestPath } from './request-path.js';
 export {
   AGENT_TUNNEL_CONNECT_PATH,

@@ -57,7 +57,16 @@ interface Route {
   address: string;
   sessionId: string;
   deadline: number;
+  /** Times the Open was sent again after a link was lost under it. */
+  resent: number;
 }
+
+/**
+ * A request whose link was lost under it is sent again at most this often: a link that keeps
+ * failing under the same request (whatever the agent answers kills it) must not take one link
+ * after another down with it.
+ */
+const MAX_RESENDS_AFTER_LOST_LINK = 1;
 
 interface RouterMetrics {
   linksOpen: Gauge;
@@ -168,7 +177,7 @@ export class AgentRouter {
       return local.openLocal(agent, create(OpenSchema, { ...rest, agent, streamId: 1 }));
     const stream = detachedStream({ ...rest, agent }, this.opts.maxChunkSize ?? 64 * 1024);
     const deadline = routeDeadline ?? Date.now() + (this.opts.routeTimeoutMs ?? 10_000);
-    this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline });
+    this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
     return stream;
   }
 
@@ -189,7 +198,11 @@ export class AgentRouter {
   private unrouted(stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean): void {
     const route = this.routes.get(stream);
     if (stream.destroyed || !route) return;
-    if (this.stopped || Date.now() >= route.deadline || (mayHaveReached && !safeToRepeat(stream.open))) {
+    if (
+      this.stopped ||
+      Date.now() >= route.deadline ||
+      (mayHaveReached && (!safeToRepeat(stream.open) || route.resent >= MAX_RESENDS_AFTER_LOST_LINK))
+    ) {
       stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason.message));
       return;
     }
@@ -206,6 +219,7 @@ export class AgentRouter {
             address: next.internalAddress,
             sessionId: next.sessionId,
             deadline: route.deadline,
+            resent: route.resent + (mayHaveReached ? 1 : 0),
           });
       },
       (err: unknown) =>

@@ -1,4 +1,5 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
+import { MAX_TUNNEL_MESSAGE_BYTES } from '@pullplane/proto';
 
 /** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
 export const GATEWAY_CLIENT_WINDOW = 4 * 1024 * 1024;
@@ -21,7 +22,7 @@ export function gatewayChannelOptions(init: GatewayChannelOptionsInit = {}): Cha
   return {
     'grpc.keepalive_time_ms': 20_000,
     'grpc.keepalive_timeout_ms': 5_000,
-    'grpc.max_receive_message_length': 4 * 1024 * 1024 + 1024,
+    'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
     'grpc-node.max_session_memory': 256,
     ...(init.serverNameOverride ? { 'grpc.ssl_target_name_override': init.serverNameOverride } : {}),
     'grpc-node.flow_control_window': GATEWAY_CLIENT_WINDOW,

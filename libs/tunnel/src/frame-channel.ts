@@ -1,6 +1,15 @@
 import { type EventEmitter, once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { batchFrame, type Frame } from '@pullplane/proto';
+import {
+  BATCH_ENTRY_OVERHEAD,
+  batchFrame,
+  type Frame,
+  frameSizeBound,
+  MAX_TUNNEL_MESSAGE_BYTES,
+  ResetCode,
+  resetFrame,
+  streamIdOf,
+} from '@pullplane/proto';
 
 /**
  * Where a multiplexer writes frames. Frames sent in one turn of the event loop leave in one
@@ -20,25 +29,32 @@ export interface FrameSink {
    * into it, add to a window increment) instead of sending another frame.
    */
   readonly writes: number;
+  /** Set by the sink's owner: a frame too large for any message was replaced by a Reset. */
+  onOversize?: ((f: Frame, bytes: number) => void) | undefined;
 }
 
 /** What a FrameSink writes to: one message per call. */
 export interface FrameTransport {
-  /** `done`, when given, runs once the message has been handed on (not if the transport fails). */
+  /**
+   * `done`, when given, runs once the message has been handed on, or once the transport failed
+   * with it still queued (then `closed` is true).
+   */
   write(message: Frame, done?: () => void): boolean;
   drained(): Promise<void>;
   /** Whether writes are now dropped (the transport ended or failed). */
   readonly closed: boolean;
   /** Whether the transport holds more than it wants: wait for drained() before sending more. */
   readonly needsDrain: boolean;
+  /** Runs `cb` once when the transport closes (ended, failed or destroyed). */
+  onClose?(cb: () => void): void;
 }
 
 /** The parts of an object-mode writable of Frames (a grpc-js bidi call) that we use. */
 export type FrameWritable = Pick<Writable, 'write' | 'destroyed' | 'writableEnded' | 'writableNeedDrain'> &
   EventEmitter;
 
-/** A batch is flushed early past this many payload bytes, well under gRPC's 4 MiB message limit. */
-const MAX_BATCH_BYTES = 1024 * 1024;
+/** A batch is flushed early past this many payload bytes: one message need not wait for a whole turn. */
+const EARLY_FLUSH_BYTES = 1024 * 1024;
 
 function payloadBytes(f: Frame): number {
   switch (f.kind.case) {
@@ -52,10 +68,17 @@ function payloadBytes(f: Frame): number {
   }
 }
 
+export interface FrameBatcherOptions {
+  /** The largest message the peer accepts (its gRPC receive limit). */
+  maxMessageBytes?: number;
+}
+
 /**
  * Coalesces the frames of one event-loop turn into one transport write: a single frame as it
  * is, several as a Batch. Each message costs framing, an encoding pass and an HTTP/2 DATA frame
- * on both ends, so a small request or response with its window update leaves as one.
+ * on both ends, so a small request or response with its window update leaves as one. Every
+ * message is measured and split to fit the peer's receive limit: a message over it would fail
+ * the whole transport, and with it every stream on it.
  */
 export class FrameBatcher implements FrameSink {
   private pending: Frame[] = [];
@@ -63,9 +86,26 @@ export class FrameBatcher implements FrameSink {
   private scheduled = false;
   private writeCount = 0;
   private written: Array<() => void> = [];
+  /** Callbacks of messages handed to the transport and not yet written. */
+  private readonly inFlight = new Set<Array<() => void>>();
+  private readonly maxMessageBytes: number;
   private readonly flushNow = () => this.flush();
+  /**
+   * A frame that cannot fit in any message the peer accepts is not sent: a Reset of its stream
+   * goes in its place, and this tells the owner so the stream fails here too.
+   */
+  onOversize: ((f: Frame, bytes: number) => void) | undefined;
 
-  constructor(private readonly transport: FrameTransport) {}
+  constructor(
+    private readonly transport: FrameTransport,
+    opts: FrameBatcherOptions = {},
+  ) {
+    this.maxMessageBytes = opts.maxMessageBytes ?? MAX_TUNNEL_MESSAGE_BYTES;
+    // Bytes counted until written must be given back when the transport dies holding them.
+    transport.onClose?.(() => {
+      for (const cbs of [...this.inFlight]) this.settle(cbs);
+    });
+  }
 
   get writes(): number {
     return this.writeCount;
@@ -76,10 +116,14 @@ export class FrameBatcher implements FrameSink {
   }
 
   send(f: Frame): boolean {
-    if (this.transport.closed) return true;
+    if (this.transport.closed) {
+      // Dropped: what was counted until written is written as far as anyone will ever know.
+      if (this.written.length > 0) this.flush();
+      return true;
+    }
     this.pending.push(f);
     this.pendingBytes += payloadBytes(f);
-    if (this.pendingBytes >= MAX_BATCH_BYTES) this.flush();
+    if (this.pendingBytes >= EARLY_FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
       queueMicrotask(this.flushNow);
@@ -90,24 +134,70 @@ export class FrameBatcher implements FrameSink {
   flush(): void {
     this.scheduled = false;
     const frames = this.pending;
-    if (frames.length === 0) return;
+    const written = this.written;
+    if (frames.length === 0 && written.length === 0) return;
     this.pending = [];
     this.pendingBytes = 0;
-    this.writeCount++;
-    const written = this.written;
     if (written.length > 0) this.written = [];
-    if (this.transport.closed) return;
-    const message = frames.length === 1 ? frames[0]! : batchFrame(frames);
-    if (written.length === 0) this.transport.write(message);
-    else
-      this.transport.write(message, () => {
-        for (const cb of written) cb();
-      });
+    if (frames.length === 0 || this.transport.closed) {
+      for (const cb of written) cb();
+      return;
+    }
+    this.writeCount++;
+    if (frames.length === 1) {
+      const only = this.fitting(frames[0]!, this.maxMessageBytes);
+      this.write(only, written);
+      return;
+    }
+    // Frames are measured as they are now: a sender may have amended one (an inline body, an
+    // end flag) since it was queued.
+    const room = this.maxMessageBytes - BATCH_ENTRY_OVERHEAD;
+    let group: Frame[] = [];
+    let groupBytes = 0;
+    for (const f of frames) {
+      const fitted = this.fitting(f, room - BATCH_ENTRY_OVERHEAD);
+      const bytes = frameSizeBound(fitted) + BATCH_ENTRY_OVERHEAD;
+      if (group.length > 0 && groupBytes + bytes > room) {
+        this.write(group.length === 1 ? group[0]! : batchFrame(group), []);
+        group = [];
+        groupBytes = 0;
+      }
+      group.push(fitted);
+      groupBytes += bytes;
+    }
+    this.write(group.length === 1 ? group[0]! : batchFrame(group), written);
   }
 
   drained(): Promise<void> {
     if (this.transport.closed || !this.transport.needsDrain) return Promise.resolve();
     return this.transport.drained();
+  }
+
+  /** `f`, or a Reset of its stream in its place when `f` alone exceeds `room`. */
+  private fitting(f: Frame, room: number): Frame {
+    const bytes = frameSizeBound(f);
+    if (bytes <= room) return f;
+    const id = streamIdOf(f);
+    this.onOversize?.(f, bytes);
+    return resetFrame(
+      id ?? 0,
+      ResetCode.INTERNAL,
+      `a ${f.kind.case ?? 'empty'} frame of ${bytes} bytes exceeds the tunnel's message limit`,
+    );
+  }
+
+  private write(message: Frame, cbs: Array<() => void>): void {
+    if (cbs.length === 0) {
+      this.transport.write(message);
+      return;
+    }
+    this.inFlight.add(cbs);
+    this.transport.write(message, () => this.settle(cbs));
+  }
+
+  private settle(cbs: Array<() => void>): void {
+    if (!this.inFlight.delete(cbs)) return;
+    for (const cb of cbs) cb();
   }
 }
 
@@ -115,26 +205,33 @@ export class FrameBatcher implements FrameSink {
  * Adapts an object-mode duplex of Frames (a grpc-js bidi call) into a FrameSink that writes
  * each turn's frames as one gRPC message.
  */
-export function duplexFrameSink(duplex: FrameWritable): FrameSink {
-  return new FrameBatcher({
-    get closed() {
-      return duplex.destroyed || duplex.writableEnded;
+export function duplexFrameSink(duplex: FrameWritable, opts?: FrameBatcherOptions): FrameSink {
+  return new FrameBatcher(
+    {
+      get closed() {
+        return duplex.destroyed || duplex.writableEnded;
+      },
+      get needsDrain() {
+        return duplex.writableNeedDrain;
+      },
+      write: (message, done) => (done ? duplex.write(message, () => done()) : duplex.write(message)),
+      onClose: (cb) => {
+        if (duplex.destroyed) queueMicrotask(cb);
+        else duplex.once('close', cb);
+      },
+      async drained() {
+        if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
+        // Resolve on close as well: a dead transport never drains, and writers must not hang.
+        const ac = new AbortController();
+        await Promise.race([
+          once(duplex, 'drain', { signal: ac.signal }).catch(() => undefined),
+          once(duplex, 'close', { signal: ac.signal }).catch(() => undefined),
+        ]);
+        ac.abort();
+      },
     },
-    get needsDrain() {
-      return duplex.writableNeedDrain;
-    },
-    write: (message, done) => (done ? duplex.write(message, () => done()) : duplex.write(message)),
-    async drained() {
-      if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
-      // Resolve on close as well: a dead transport never drains, and writers must not hang.
-      const ac = new AbortController();
-      await Promise.race([
-        once(duplex, 'drain', { signal: ac.signal }).catch(() => undefined),
-        once(duplex, 'close', { signal: ac.signal }).catch(() => undefined),
-      ]);
-      ac.abort();
-    },
-  });
+    opts,
+  );
 }
 
 /** Calls `fn` for each frame, unpacking batches. */

@@ -2,6 +2,7 @@ export { isTunnelError, TunnelError, TunnelErrorCode, TunnelErrors } from './err
 export {
   duplexFrameSink,
   FrameBatcher,
+  type FrameBatcherOptions,
   type FrameSink,
   type FrameTransport,
   type FrameWritable,
@@ -21,7 +22,9 @@ export {
   Multiplexer,
   type MultiplexerOptions,
   type OpenInit,
+  type PeerViolation,
   type RelayEnd,
+  type ViolationKind,
 } from './multiplexer.js';
 export { readBuffered, readBufferedBody } from './read-buffered.js';
 export { bridgeUpgraded, type UpgradedBridgeOptions } from './upgraded-bridge.js';

@@ -41,6 +41,12 @@ export interface StreamHost {
   release(stream: LogicalStream): void;
   /** The stream answered: its responder deadline no longer applies. */
   clearDeadline(stream: LogicalStream): void;
+  /** The peer broke the protocol on this stream (which has been reset for it). */
+  violation(
+    stream: LogicalStream,
+    kind: 'flow-control' | 'after-end' | 'unexpected-frame',
+    message: string,
+  ): void;
   readonly maxChunkSize: number;
   /** Transport writes so far: a frame sent while this is unchanged can still be amended. */
   readonly writes: number;
@@ -247,7 +253,10 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   onResponseHead(head: ResponseHead): void {
     this.heard = true;
-    if (this.headSettled) return;
+    if (this.headSettled) {
+      if (!this.destroyed) this.breach('unexpected-frame', 'the peer sent a second response head');
+      return;
+    }
     this.headSettled = true;
     const { body, endStream } = head;
     // The head is handed on (a gateway forwards it) without what the stream itself delivers.
@@ -258,11 +267,15 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   onData(chunk: Uint8Array, endStream = false): void {
     this.heard = true;
-    if (this.remoteEnded || this.destroyed) return;
+    if (this.destroyed) return;
+    if (this.remoteEnded) {
+      this.breach('after-end', 'the peer sent data after the end of the stream');
+      return;
+    }
     const allowance = this.recvWindow - (this.receivedTotal - this.creditedTotal);
     if (chunk.byteLength > allowance) {
-      this.reset(
-        TunnelErrorCode.FLOW_CONTROL,
+      this.breach(
+        'flow-control',
         `peer sent ${chunk.byteLength} bytes with only ${allowance} bytes of credit`,
       );
       return;
@@ -280,7 +293,11 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   onRemoteEnd(): void {
     this.heard = true;
-    if (this.remoteEnded || this.destroyed) return;
+    if (this.destroyed) return;
+    if (this.remoteEnded) {
+      this.breach('after-end', 'the peer ended the stream twice');
+      return;
+    }
     this.remoteEnded = true;
     this.pump();
     this.releaseIfComplete();
@@ -292,6 +309,12 @@ export class LogicalStream extends Duplex implements TunnelStream {
    */
   private releaseIfComplete(): void {
     if (this.localEnded && this.remoteEnded) this.host.release(this);
+  }
+
+  /** Resets the stream for the peer's breach of the protocol and reports it. */
+  private breach(kind: 'flow-control' | 'after-end' | 'unexpected-frame', message: string): void {
+    this.reset(kind === 'flow-control' ? TunnelErrorCode.FLOW_CONTROL : TunnelErrorCode.PROTOCOL, message);
+    this.host.violation(this, kind, message);
   }
 
   onWindowUpdate(increment: number): void {

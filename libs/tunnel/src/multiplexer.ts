@@ -4,6 +4,10 @@ import {
   type Frame,
   frame,
   type GoAway,
+  type HeadLimits,
+  headOverLimits,
+  MAX_CHUNK_BYTES,
+  MAX_RESET_MESSAGE_CHARS,
   type Open,
   OpenSchema,
   PROTOCOL_VERSION_MAX,
@@ -18,7 +22,7 @@ import { LogicalStream, type StreamHost } from './logical-stream.js';
 import { WindowBudget } from './window-budget.js';
 
 export const DEFAULT_MAX_CHUNK_SIZE = 64 * 1024;
-export const MAX_CHUNK_SIZE_LIMIT = 1024 * 1024;
+export const MAX_CHUNK_SIZE_LIMIT = MAX_CHUNK_BYTES;
 export const DEFAULT_INITIAL_WINDOW = 256 * 1024;
 export const DEFAULT_MAX_CONCURRENT_STREAMS = 2048;
 /** How far a bulk stream's window may grow. */
@@ -55,6 +59,27 @@ export interface MultiplexerOptions {
    * handed here instead of failing, to be attached to another link.
    */
   onUnrouted?: ((stream: LogicalStream, reason: TunnelError) => void) | undefined;
+  /**
+   * The peer is not trusted (the gateway's side of an agent tunnel): every frame it sends is
+   * checked against these limits and the protocol before anything acts on it. A breach resets
+   * the stream it concerns, never the tunnel, and is reported as a 'violation'.
+   */
+  peerLimits?: HeadLimits | undefined;
+}
+
+/** Ways an untrusted peer can break the protocol; each costs the stream it concerns. */
+export type ViolationKind =
+  | 'oversized-frame'
+  | 'flow-control'
+  | 'after-end'
+  | 'unknown-stream'
+  | 'unexpected-frame';
+
+export interface PeerViolation {
+  kind: ViolationKind;
+  /** The stream it concerns, when any. */
+  streamId?: number | undefined;
+  message: string;
 }
 
 /**
@@ -63,7 +88,10 @@ export interface MultiplexerOptions {
  */
 export interface RelayEnd {
   relay(f: Frame): void;
+  /** The transport went away, or could not carry a frame of this stream: fail the other side. */
   closed(err: TunnelError): void;
+  /** A frame of this stream from this side broke the peer limits: reset both sides. */
+  violated(err: TunnelError): void;
 }
 
 /** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */
@@ -75,6 +103,7 @@ export interface MultiplexerEvents {
   ping: [];
   closed: [TunnelError];
   'protocol-error': [string];
+  violation: [PeerViolation];
 }
 
 const EMPTY = new Uint8Array(0);
@@ -86,6 +115,7 @@ const DETACHED: StreamHost = {
   drained: () => Promise.resolve(),
   release: () => undefined,
   clearDeadline: () => undefined,
+  violation: () => undefined,
   maxChunkSize: DEFAULT_MAX_CHUNK_SIZE,
   writes: Number.NaN,
   foldFrames: false,
@@ -134,6 +164,9 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   private readonly streams = new Map<number, LogicalStream>();
   private readonly relays = new Map<number, RelayEnd>();
   private nextId: number;
+  /** Ids of ours above this (while ids have not wrapped) were never opened. */
+  private lastIssued = 0;
+  private idsWrapped = false;
   private closedWith: TunnelError | undefined;
   private goingAway = false;
   private readonly host: StreamHost;
@@ -159,6 +192,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
         this.clearDeadline(s);
       },
       clearDeadline: (s) => this.clearDeadline(s),
+      violation: (s, kind, message) => this.reportViolation({ kind, streamId: s.id, message }),
       get maxChunkSize() {
         return mux.maxChunkSize;
       },
@@ -174,6 +208,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       },
       maxChunkLimit: MAX_CHUNK_SIZE_LIMIT,
     };
+    opts.sink.onOversize = (f, bytes) => this.oversize(f, bytes);
   }
 
   /**
@@ -206,13 +241,19 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   }
 
   /**
-   * Sends `f`; `onWritten` runs once it has been handed to the transport (never, if the transport
-   * closes first). Lets a relay count the bytes it holds in transport queues.
+   * Sends `f`; `onWritten` runs once the transport has written it, or has failed holding it. Lets
+   * a relay count the bytes it holds in transport queues.
    */
   sendCounted(f: Frame, onWritten: () => void): boolean {
-    if (this.closedWith) return true;
-    this.opts.sink.afterWrite?.(onWritten);
-    return this.opts.sink.send(f);
+    const sink = this.opts.sink;
+    if (this.closedWith || !sink.afterWrite) {
+      // Nothing will hold it: count it written now, or the bytes would stay counted for ever.
+      if (!this.closedWith) sink.send(f);
+      onWritten();
+      return true;
+    }
+    sink.afterWrite(onWritten);
+    return sink.send(f);
   }
 
   private checkCanOpen(): void {
@@ -314,14 +355,115 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     for (;;) {
       const id = this.nextId;
       this.nextId = (this.nextId + 2) % 0x1_0000_0000;
-      if (this.nextId === 0) this.nextId = this.opts.role === 'gateway' ? 1 : 2;
-      if (!this.streams.has(id) && !this.relays.has(id)) return id;
+      if (this.nextId === 0 || this.nextId === 1) {
+        this.nextId = this.opts.role === 'gateway' ? 1 : 2;
+        this.idsWrapped = true;
+      }
+      if (!this.streams.has(id) && !this.relays.has(id)) {
+        if (id > this.lastIssued) this.lastIssued = id;
+        return id;
+      }
     }
+  }
+
+  private isOurs(id: number): boolean {
+    return this.opts.role === 'gateway' ? id % 2 === 1 : id % 2 === 0;
+  }
+
+  /**
+   * An untrusted peer broke the protocol: the caller has reset what it concerns; this tells
+   * whoever counts (the gateway's session, which closes a tunnel that keeps doing it).
+   */
+  reportViolation(v: PeerViolation): void {
+    this.emit('violation', v);
+  }
+
+  /**
+   * Checks a frame from an untrusted peer before anything acts on it; a frame that breaks the
+   * limits or concerns no stream we ever opened costs its stream and is reported. Returns
+   * whether the frame may be processed.
+   */
+  private admit(f: Frame, limits: HeadLimits): boolean {
+    const k = f.kind;
+    let breach: string | undefined;
+    switch (k.case) {
+      case 'responseHead':
+        breach =
+          headOverLimits(k.value.headers, limits) ??
+          (k.value.body.byteLength > MAX_CHUNK_BYTES
+            ? `an inline body of ${k.value.body.byteLength} bytes (the limit is ${MAX_CHUNK_BYTES})`
+            : undefined);
+        break;
+      case 'data':
+        if (k.value.chunk.byteLength > MAX_CHUNK_BYTES)
+          breach = `a chunk of ${k.value.chunk.byteLength} bytes (the limit is ${MAX_CHUNK_BYTES})`;
+        break;
+      case 'reset':
+        // A reason is for logs and Status messages: a long one is cut, not relayed whole.
+        if (k.value.message.length > MAX_RESET_MESSAGE_CHARS)
+          k.value.message = k.value.message.slice(0, MAX_RESET_MESSAGE_CHARS);
+        return true;
+      case 'end':
+      case 'windowUpdate':
+        break;
+      default:
+        return true;
+    }
+    const id = k.value.streamId;
+    if (breach !== undefined) {
+      this.violated(id, 'oversized-frame', `the agent sent ${k.case} with ${breach}`);
+      return false;
+    }
+    if (
+      !this.streams.has(id) &&
+      !this.relays.has(id) &&
+      this.isOurs(id) &&
+      !this.idsWrapped &&
+      id > this.lastIssued
+    ) {
+      this.reportViolation({
+        kind: 'unknown-stream',
+        streamId: id,
+        message: `the agent sent ${k.case} for stream ${id}, which was never opened`,
+      });
+      return false;
+    }
+    return true;
+  }
+
+  /** Resets stream `id` on both sides for a breach of the peer limits, and reports it. */
+  private violated(id: number, kind: ViolationKind, message: string): void {
+    const err = new TunnelError(TunnelErrorCode.PROTOCOL, message);
+    const relay = this.relays.get(id);
+    const stream = this.streams.get(id);
+    if (relay) relay.violated(err);
+    else if (stream) stream.reset(err.code, message);
+    this.reportViolation({ kind, streamId: id, message });
+  }
+
+  /** A frame of ours that no message could carry went out as a Reset: fail the stream here too. */
+  private oversize(f: Frame, bytes: number): void {
+    const id = streamIdOf(f);
+    if (id === undefined) {
+      this.emit('protocol-error', `dropped a ${f.kind.case} frame of ${bytes} bytes: over the message limit`);
+      return;
+    }
+    const err = new TunnelError(
+      TunnelErrorCode.INTERNAL,
+      `a ${f.kind.case} frame of ${bytes} bytes exceeds the tunnel's message limit`,
+    );
+    const relay = this.relays.get(id);
+    if (relay) {
+      this.relays.delete(id);
+      relay.closed(err);
+    } else this.streams.get(id)?.onReset(err);
   }
 
   /** Feeds one frame read from the transport. */
   receive(f: Frame): void {
     if (this.closedWith) return;
+    const limits = this.opts.peerLimits;
+    if (limits && f.kind.case !== 'batch' && !this.admit(f, limits)) return;
     if (this.relays.size > 0) {
       const id = streamIdOf(f);
       const relay = id === undefined ? undefined : this.relays.get(id);
@@ -387,7 +529,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
 
   private onOpen(open: Open): void {
     const id = open.streamId;
-    const ours = this.opts.role === 'gateway' ? id % 2 === 1 : id % 2 === 0;
+    const ours = this.isOurs(id);
     const refuse = (code: TunnelErrorCode, message: string) =>
       this.send(resetFrame(id, new TunnelError(code, message).resetCode, message));
     if (ours || this.streams.has(id) || this.relays.has(id)) {
@@ -396,6 +538,12 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     }
     if ((!this.opts.onStream && !this.opts.onRelayOpen) || this.goingAway) {
       refuse(TunnelErrorCode.REFUSED, 'this side does not accept new streams');
+      if (this.opts.peerLimits && !this.goingAway)
+        this.reportViolation({
+          kind: 'unexpected-frame',
+          streamId: id,
+          message: 'the agent opened a stream',
+        });
       return;
     }
     if (this.activeStreams >= this.maxConcurrentStreams) {

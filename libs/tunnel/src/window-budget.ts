@@ -50,6 +50,15 @@ export class WindowBudget {
     this.parent?.release(bytes);
   }
 
+  /**
+   * The budget that taking `bytes` more would take past its limit: this one, or an ancestor;
+   * undefined when all have room.
+   */
+  wouldExceed(bytes: number): WindowBudget | undefined {
+    if (this.outstandingBytes + bytes > this.limit) return this;
+    return this.parent?.wouldExceed(bytes);
+  }
+
   /** Bytes arrived (+) or were credited back or dropped (−). */
   track(delta: number): void {
     this.outstandingBytes += delta;
