@@ -302,6 +302,12 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         initialWindow: c.streamWindow,
         windowBudgetBytes: c.tunnelWindowBudget,
         relayBudgetBytes: c.relayBudget,
+        agentLimits: {
+          head: { maxHeaders: c.agentMaxResponseHeaders, maxHeaderBytes: c.agentMaxResponseHeaderBytes },
+          maxViolations: c.agentMaxViolations,
+          violationWindowMs: c.agentViolationWindow,
+          relayShareBytes: c.relayBudgetPerAgent,
+        },
         drainTimeoutMs: c.drainTimeout,
         presenceRefreshMs: Math.max(5_000, Math.floor(ttl / 3)),
         isRevoked: (agent) => revokedAgents.has(agent),

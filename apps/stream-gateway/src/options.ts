@@ -1,5 +1,6 @@
 import { natsOptions } from '@pullplane/bus';
 import { defineOptions } from '@pullplane/config';
+import { DEFAULT_AGENT_LIMITS, MAX_AGENT_RESPONSE_HEADER_BYTES } from '@pullplane/gateway';
 import { principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
@@ -300,6 +301,58 @@ export const gatewayOptions = defineOptions([
     paramsKey: 'principal.tunnel.relay-budget',
     description:
       'Bytes relayed between proxy links and agent tunnels that may wait in transport queues at once; a stream that would exceed it is reset.',
+  },
+  {
+    flag: 'relay-budget-per-agent',
+    type: 'int',
+    default: DEFAULT_AGENT_LIMITS.relayShareBytes,
+    min: 65536,
+    max: 17179869184,
+    env: 'ARGOCD_PRINCIPAL_RELAY_BUDGET_PER_AGENT',
+    paramsKey: 'principal.tunnel.relay-budget-per-agent',
+    description:
+      "Each agent's share of --relay-budget: bytes of its streams that may wait in transport queues, so one agent that stops reading cannot take the memory others' streams need; a stream that would exceed it is reset.",
+  },
+  {
+    flag: 'agent-max-response-headers',
+    type: 'int',
+    default: DEFAULT_AGENT_LIMITS.head.maxHeaders,
+    min: 1,
+    max: 65536,
+    env: 'ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADERS',
+    paramsKey: 'principal.tunnel.agent-max-response-headers',
+    description:
+      'Headers one response from an agent may carry; a response with more is reset (a protocol violation).',
+  },
+  {
+    flag: 'agent-max-response-header-bytes',
+    type: 'int',
+    default: DEFAULT_AGENT_LIMITS.head.maxHeaderBytes,
+    min: 1024,
+    max: MAX_AGENT_RESPONSE_HEADER_BYTES,
+    env: 'ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADER_BYTES',
+    paramsKey: 'principal.tunnel.agent-max-response-header-bytes',
+    description:
+      'Characters of header names and values one response from an agent may carry; a response with more is reset (a protocol violation).',
+  },
+  {
+    flag: 'agent-max-violations',
+    type: 'int',
+    default: DEFAULT_AGENT_LIMITS.maxViolations,
+    min: 1,
+    max: 1000000,
+    env: 'ARGOCD_PRINCIPAL_AGENT_MAX_VIOLATIONS',
+    paramsKey: 'principal.tunnel.agent-max-violations',
+    description:
+      'Tunnel protocol violations (oversized frames, credit overruns, frames after the end or for streams never opened) an agent may commit within --agent-violation-window; one more closes its tunnel with a security event. Each violation resets only the stream concerned.',
+  },
+  {
+    flag: 'agent-violation-window',
+    type: 'duration',
+    default: '1m',
+    env: 'ARGOCD_PRINCIPAL_AGENT_VIOLATION_WINDOW',
+    paramsKey: 'principal.tunnel.agent-violation-window',
+    description: 'The window over which --agent-max-violations counts.',
   },
   {
     flag: 'drain-timeout',

@@ -2,7 +2,12 @@ import {
   DEFAULT_MAX_RESPONSE_HEADER_BYTES,
   DEFAULT_MAX_RESPONSE_HEADERS,
   type HeadLimits,
+  MAX_RESPONSE_HEADER_BYTES_LIMIT,
 } from '@pullplane/proto';
+
+/** The highest header-bytes limit a gateway may be given: the largest head must fit in one message. */
+export const MAX_AGENT_RESPONSE_HEADER_BYTES = MAX_RESPONSE_HEADER_BYTES_LIMIT;
+
 import type { PeerViolation } from '@pullplane/tunnel';
 
 /** What the gateway holds each agent to: agents run in the least trusted place of the system. */

@@ -1,4 +1,9 @@
-export { type AgentLimits, DEFAULT_AGENT_LIMITS, ViolationCounter } from './agent-limits.js';
+export {
+  type AgentLimits,
+  DEFAULT_AGENT_LIMITS,
+  MAX_AGENT_RESPONSE_HEADER_BYTES,
+  ViolationCounter,
+} from './agent-limits.js';
 export { AgentSession, type AgentSessionInfo } from './agent-session.js';
 export {
   type AuthenticatorDeps,

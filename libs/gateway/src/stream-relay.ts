@@ -93,7 +93,14 @@ export class StreamRelay {
       head.body = EMPTY;
       head.hasBody = true;
     }
-    this.agentId = opts.tunnel.openRelay(head, this.agentEnd);
+    // The inline body waits in the tunnel's queue like any other payload: it is counted too.
+    const counted = head.body.byteLength;
+    if (counted > 0) this.reserve(counted);
+    this.agentId = opts.tunnel.openRelay(
+      head,
+      this.agentEnd,
+      counted > 0 ? () => opts.budget.track(-counted) : undefined,
+    );
     opts.link.acceptRelay(this.proxyId, this.proxyEnd);
     if (this.unfold) {
       if (inline.byteLength > 0) this.toAgent(dataFrame(this.agentId, inline));
@@ -229,22 +236,30 @@ export class StreamRelay {
       to.send(f);
       return;
     }
+    try {
+      this.reserve(bytes);
+    } catch (err) {
+      this.fail(err as TunnelError);
+      return;
+    }
+    const budget = this.opts.budget;
+    to.sendCounted(f, () => budget.track(-bytes));
+  }
+
+  /** Counts `bytes` against the agent's share and the process; throws when either would overflow. */
+  private reserve(bytes: number): void {
     const budget = this.opts.budget;
     const over = budget.wouldExceed(bytes);
     if (over) {
       this.opts.onBudgetExceeded?.(over === budget ? 'agent' : 'process');
-      this.fail(
-        new TunnelError(
-          TunnelErrorCode.UNAVAILABLE,
-          over === budget
-            ? `the agent's share of the gateway relay memory (${budget.limit} bytes) is exhausted`
-            : `gateway relay memory budget of ${over.limit} bytes exhausted`,
-        ),
+      throw new TunnelError(
+        TunnelErrorCode.UNAVAILABLE,
+        over === budget
+          ? `the agent's share of the gateway relay memory (${budget.limit} bytes) is exhausted`
+          : `gateway relay memory budget of ${over.limit} bytes exhausted`,
       );
-      return;
     }
     budget.track(bytes);
-    to.sendCounted(f, () => budget.track(-bytes));
   }
 
   private finishIfDone(): void {

@@ -284,16 +284,19 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
 
   /**
    * Relays: opens a stream towards the peer under a new id of ours for `open` (whose stream id is
-   * ignored); frames of that id then go to `end`. Throws like `open`.
+   * ignored); frames of that id then go to `end`. `onWritten` as for `sendCounted`. Throws like
+   * `open`.
    */
-  openRelay(open: Open, end: RelayEnd): number {
+  openRelay(open: Open, end: RelayEnd, onWritten?: () => void): number {
     this.checkCanOpen();
     const id = this.allocateId();
     this.relays.set(id, end);
-    this.send({
+    const f: Frame = {
       $typeName: 'pullplane.tunnel.v1.Frame',
       kind: { case: 'open', value: { ...open, streamId: id } },
-    });
+    };
+    if (onWritten) this.sendCounted(f, onWritten);
+    else this.send(f);
     return id;
   }
 

@@ -2143,6 +2143,10 @@ export const APP_NAMES: AppNameRegistry = {
     "flags": [
       "adopt-argocd-agent-clusters",
       "advertise-address",
+      "agent-max-response-header-bytes",
+      "agent-max-response-headers",
+      "agent-max-violations",
+      "agent-violation-window",
       "allow-insecure-non-loopback",
       "allow-legacy-agent-certs",
       "argocd-namespace",
@@ -2177,6 +2181,7 @@ export const APP_NAMES: AppNameRegistry = {
       "registration-token-key-path",
       "registration-token-ttl",
       "relay-budget",
+      "relay-budget-per-agent",
       "resource-proxy-address",
       "resource-proxy-url",
       "root-ca-path",
@@ -2194,6 +2199,10 @@ export const APP_NAMES: AppNameRegistry = {
     "env": [
       "ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS",
       "ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS",
+      "ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADERS",
+      "ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADER_BYTES",
+      "ARGOCD_PRINCIPAL_AGENT_MAX_VIOLATIONS",
+      "ARGOCD_PRINCIPAL_AGENT_VIOLATION_WINDOW",
       "ARGOCD_PRINCIPAL_ALLOW_INSECURE_NON_LOOPBACK",
       "ARGOCD_PRINCIPAL_ALLOW_LEGACY_AGENT_CERTS",
       "ARGOCD_PRINCIPAL_AUTH",
@@ -2229,6 +2238,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_KEY_PATH",
       "ARGOCD_PRINCIPAL_REGISTRATION_TOKEN_TTL",
       "ARGOCD_PRINCIPAL_RELAY_BUDGET",
+      "ARGOCD_PRINCIPAL_RELAY_BUDGET_PER_AGENT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_URL",
       "ARGOCD_PRINCIPAL_STREAM_WINDOW",
@@ -2286,8 +2296,13 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.tls.server.key-path",
       "principal.tls.server.root-ca-path",
       "principal.tls.server.root-ca-secret-name",
+      "principal.tunnel.agent-max-response-header-bytes",
+      "principal.tunnel.agent-max-response-headers",
+      "principal.tunnel.agent-max-violations",
+      "principal.tunnel.agent-violation-window",
       "principal.tunnel.max-chunk-size",
       "principal.tunnel.relay-budget",
+      "principal.tunnel.relay-budget-per-agent",
       "principal.tunnel.stream-window",
       "principal.tunnel.window-budget"
     ],
@@ -2712,6 +2727,56 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.tunnel.relay-budget"
+        ]
+      },
+      {
+        "flag": "relay-budget-per-agent",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RELAY_BUDGET_PER_AGENT"
+        ],
+        "params": [
+          "principal.tunnel.relay-budget-per-agent"
+        ]
+      },
+      {
+        "flag": "agent-max-response-headers",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADERS"
+        ],
+        "params": [
+          "principal.tunnel.agent-max-response-headers"
+        ]
+      },
+      {
+        "flag": "agent-max-response-header-bytes",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AGENT_MAX_RESPONSE_HEADER_BYTES"
+        ],
+        "params": [
+          "principal.tunnel.agent-max-response-header-bytes"
+        ]
+      },
+      {
+        "flag": "agent-max-violations",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AGENT_MAX_VIOLATIONS"
+        ],
+        "params": [
+          "principal.tunnel.agent-max-violations"
+        ]
+      },
+      {
+        "flag": "agent-violation-window",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_AGENT_VIOLATION_WINDOW"
+        ],
+        "params": [
+          "principal.tunnel.agent-violation-window"
         ]
       },
       {
