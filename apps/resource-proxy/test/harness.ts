@@ -31,6 +31,8 @@ export interface Harness {
   gateway: Gateway;
   agent: Agent;
   app: ResourceProxyApp;
+  /** The proxy app's metrics. */
+  registry: Registry;
   proxyUrl: string;
   /** kubectl config using a caller certificate for agent-a (direct mode). */
   certKubeconfig: string;
@@ -153,7 +155,8 @@ export async function startHarness(
     env: {},
     validate: (c) => validateResourceProxyConfig(c, {}),
   });
-  const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus });
+  const registry = new Registry();
+  const app = createResourceProxyApp(config, { logger, registry, bus });
   await app.start();
   const proxyUrl = `https://127.0.0.1:${app.proxy!.port}`;
   const deadline = Date.now() + 10_000;
@@ -193,6 +196,7 @@ export async function startHarness(
     gateway,
     agent,
     app,
+    registry,
     proxyUrl,
     certKubeconfig,
     tokenKubeconfig,

@@ -12,7 +12,8 @@ import {
   bindHttpExchange,
   bridgeUpgraded,
   isTunnelError,
-  readBufferedBody,
+  RESPONSE_FRAMING_METRIC,
+  relayHttpResponse,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -99,6 +100,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     labelNames: ['extension', 'agent'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
   });
+  const framingErrors = getOrCreateCounter(opts.registry, RESPONSE_FRAMING_METRIC);
   const extensionLabels = new Set<string>();
   const labels = (t: Partial<ExtensionTarget> | undefined) => {
     let extension = t?.extension ?? '_none';
@@ -296,52 +298,37 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       );
     }
     duration.observe(labels(target), Number(process.hrtime.bigint() - started) / 1e9);
-    const out: Record<string, string | string[]> = {};
-    for (const h of head.headers) {
-      const lower = h.name.toLowerCase();
-      if (isStrippedBackendResponseHeader(lower)) continue;
-      const prev = out[lower];
-      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
-    }
-    res.writeHead(head.status, out);
-    // Body bytes that came with the head (often all of a small response) leave in the same
-    // write as the status line; the 'data' and 'end' events would come ticks later.
-    const { body, complete } = readBufferedBody(stream);
-    bytesOut += body.length;
-    if (complete) {
-      res.end(body);
-      audit(req, started, a, head.status, { bytesIn, bytesOut });
-      // The stream still emits 'end' and closes, releasing the tunnel side.
-      stream.resume();
-      return;
-    }
-    // Event streams must reach the browser as they come: no waiting for a first body chunk.
-    if (body.length > 0) res.write(body);
-    else res.flushHeaders();
-    stream.on('data', (chunk: Buffer) => {
-      bytesOut += chunk.length;
-      if (!res.write(chunk)) {
-        stream.pause();
-        res.once('drain', () => stream.resume());
-      }
-    });
-    stream.on('end', () => {
-      res.end();
-      audit(req, started, a!, head.status, { bytesIn, bytesOut });
-    });
-    stream.on('close', () => {
-      if (stream.errored && !res.writableEnded) {
-        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
-        res.destroy();
-        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
+    relayHttpResponse(req, res, stream, head, {
+      strip: isStrippedBackendResponseHeader,
+      // Event streams must reach the browser as they come: no waiting for a first body chunk.
+      flushHead: true,
+      onBody: (n) => {
+        bytesOut += n;
+      },
+      onFramingViolation: (reason, detail) => {
+        framingErrors.inc({ proxy: 'extension', reason });
+        log.warn(
+          {
+            requestId: a!.requestId,
+            agent: a!.target.agent,
+            extension: a!.target.extension,
+            status: head.status,
+            reason,
+            detail,
+          },
+          'agent response broke HTTP framing',
+        );
+      },
+      onEnd: ({ error, cancelled }) => {
+        if (!error) return audit(req, started, a!, head.status, { bytesIn, bytesOut });
         if (!cancelled) errors.inc({ ...labels(target), reason: 'MID_BODY' });
         audit(req, started, a!, head.status, {
-          error: stream.errored.message,
+          error: error.message,
           failure: 'MID_BODY',
           bytesIn,
           bytesOut,
         });
-      }
+      },
     });
   };
 

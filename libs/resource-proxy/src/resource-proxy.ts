@@ -11,7 +11,8 @@ import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeader
 import {
   bindHttpExchange,
   isTunnelError,
-  readBufferedBody,
+  RESPONSE_FRAMING_METRIC,
+  relayHttpResponse,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -95,6 +96,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     help: 'Body bytes through the resource proxy: in (request bodies) and out (response bodies).',
     labelNames: ['direction'],
   });
+  const framingErrors = getOrCreateCounter(opts.registry, RESPONSE_FRAMING_METRIC);
   const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
@@ -236,48 +238,25 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     }
     clearTimeout(timer);
     duration.observe({ method: req.method ?? '' }, Number(process.hrtime.bigint() - started) / 1e9);
-    const out: Record<string, string | string[]> = {};
-    for (const h of head.headers) {
-      const lower = h.name.toLowerCase();
-      if (isStrippedResponseHeader(lower)) continue;
-      const prev = out[lower];
-      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
-    }
-    res.writeHead(head.status, out);
-    // Body bytes that came with the head (often all of a small response, and its end) leave
-    // in one write with the status line: the 'data' and 'end' events would come ticks later,
-    // and the end of a chunked body would be a write of its own.
-    const { body, complete } = readBufferedBody(stream);
-    bytesOut += body.length;
-    if (complete) {
-      res.end(body);
-      audit(head.status);
-      // The stream still emits 'end' and closes, releasing the tunnel side.
-      stream.resume();
-      return;
-    }
-    if (body.length > 0) res.write(body);
-    else if (streaming) res.flushHeaders();
-    stream.on('data', (chunk: Buffer) => {
-      bytesOut += chunk.length;
-      if (!res.write(chunk)) {
-        stream.pause();
-        res.once('drain', () => stream.resume());
-      }
-    });
-    stream.on('end', () => {
-      res.end();
-      audit(head.status);
-    });
-    stream.on('close', () => {
-      if (stream.errored && !res.writableEnded) {
-        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
-        res.destroy();
-        audit(head.status, { error: stream.errored.message });
+    relayHttpResponse(req, res, stream, head, {
+      strip: isStrippedResponseHeader,
+      flushHead: streaming,
+      onBody: (n) => {
+        bytesOut += n;
+      },
+      onFramingViolation: (reason, detail) => {
+        framingErrors.inc({ proxy: 'resource', reason });
+        log.warn(
+          { requestId, agent: target!.agent, caller: target!.caller, status: head.status, reason, detail },
+          'agent response broke HTTP framing',
+        );
+      },
+      onEnd: ({ error, cancelled }) => {
+        if (!error) return audit(head.status);
+        audit(head.status, { error: error.message });
         // A caller that went away cancelled the stream itself: not the agent's failure.
-        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
         if (!cancelled) compat.failed(target!.agent, 'MID_BODY');
-      }
+      },
     });
   };
 
