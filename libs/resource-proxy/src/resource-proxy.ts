@@ -3,7 +3,12 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import type { ExchangeRevocation, OpenExchanges } from '@pullplane/auth';
+import {
+  IMPERSONATION_HEADER_PREFIX,
+  isStrippedRequestHeader,
+  isStrippedResponseHeader,
+} from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
@@ -54,6 +59,8 @@ export interface ResourceProxyOptions {
   isKnownAgent?: (agent: string) => boolean;
   /** Set when traces are exported: one server span per request. */
   tracer?: Tracer | undefined;
+  /** Where open requests are kept by token and agent, so a revocation ends them (watches too). */
+  openExchanges?: OpenExchanges;
 }
 
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
@@ -189,7 +196,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       if (
         isStrippedRequestHeader(lower) ||
         lower === meshHeader ||
-        (lower.startsWith('impersonate-') && !mayImpersonate)
+        (lower.startsWith(IMPERSONATION_HEADER_PREFIX) && !mayImpersonate)
       )
         continue;
       headers.push({ name, value: req.rawHeaders[i + 1]! });
@@ -209,6 +216,13 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       if (isTunnelError(err)) return fail(fromTunnelError(err));
       throw err;
     }
+
+    let revoked: ExchangeRevocation | undefined;
+    const release = opts.openExchanges?.add({ agent: target.agent, jti: target.jti }, (why) => {
+      revoked = why;
+      stream.reset(TunnelErrorCode.CANCELLED, why.reason);
+    });
+    if (release) res.once('close', release);
 
     bindHttpExchange(req, res, stream, {
       hasBody,
@@ -232,6 +246,11 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     } catch (err) {
       clearTimeout(timer);
       if (res.writableEnded || res.destroyed) return;
+      if (revoked)
+        return fail({
+          name: revoked.kind === 'token' ? 'BAD_CREDENTIALS' : 'REVOKED',
+          detail: revoked.reason,
+        });
       return fail(
         fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
       );
