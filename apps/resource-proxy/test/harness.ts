@@ -33,6 +33,8 @@ export interface Harness {
   app: ResourceProxyApp;
   /** The proxy app's metrics. */
   registry: Registry;
+  /** The proxy app's log lines (info and above), parsed. */
+  lines: Array<Record<string, unknown>>;
   proxyUrl: string;
   /** kubectl config using a caller certificate for agent-a (direct mode). */
   certKubeconfig: string;
@@ -156,7 +158,17 @@ export async function startHarness(
     validate: (c) => validateResourceProxyConfig(c, {}),
   });
   const registry = new Registry();
-  const app = createResourceProxyApp(config, { logger, registry, bus });
+  const lines: Array<Record<string, unknown>> = [];
+  const appLogger = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+        if (process.env.TEST_LOG_LEVEL) process.stderr.write(line);
+      },
+    },
+  );
+  const app = createResourceProxyApp(config, { logger: appLogger, registry, bus });
   await app.start();
   const proxyUrl = `https://127.0.0.1:${app.proxy!.port}`;
   const deadline = Date.now() + 10_000;
@@ -197,6 +209,7 @@ export async function startHarness(
     agent,
     app,
     registry,
+    lines,
     proxyUrl,
     certKubeconfig,
     tokenKubeconfig,
