@@ -4,10 +4,9 @@
 // methods, headers and upgrades Argo CD's proxy extensions use reaching a backend.
 import { connect as tlsConnect } from 'node:tls';
 import { credentials } from '@grpc/grpc-js';
-import { TunnelConnector } from '@pullplane/agent-core';
+import { TunnelConnector, type TunnelConnectorOptions } from '@pullplane/agent-core';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
 import { RawHttpConnection } from '@pullplane/testing';
-import type { LogicalStream } from '@pullplane/tunnel';
 import pino from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,11 +17,14 @@ let s: Stack;
 let bus: Bus;
 let evil: TunnelConnector;
 
+/** A stream as the agent serves it. */
+type AgentStream = Parameters<TunnelConnectorOptions['onStream']>[0];
+
 const FORGED =
   'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 22\r\n\r\n{"cluster":"cluster-b"}';
 
 /** What agent-evil's "extension" answers, by path. */
-const answers: Record<string, (s: LogicalStream) => void> = {
+const answers: Record<string, (s: AgentStream) => void> = {
   '/long': (st) => {
     st.respond(200, [{ name: 'Content-Length', value: '5' }]);
     st.end(Buffer.from(`hello${FORGED}`));

@@ -1,9 +1,8 @@
 import { rmSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { credentials } from '@grpc/grpc-js';
-import { TunnelConnector } from '@pullplane/agent-core';
+import { TunnelConnector, type TunnelConnectorOptions } from '@pullplane/agent-core';
 import { RawHttpConnection } from '@pullplane/testing';
-import type { LogicalStream } from '@pullplane/tunnel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, logger, startHarness } from './harness.js';
 
@@ -11,11 +10,14 @@ import { type Harness, logger, startHarness } from './harness.js';
 // Whatever it sends, a caller reading its keep-alive connection in order must never read a
 // response the agent wrote inside a body, nor wait on a body that will not come.
 
+/** A stream as the agent serves it. */
+type AgentStream = Parameters<TunnelConnectorOptions['onStream']>[0];
+
 const FORGED =
   'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 20\r\n\r\nFORGED-BY-AGENT-EVIL';
 
 /** What agent-evil answers, by request path. */
-const answers: Record<string, (s: LogicalStream) => void> = {
+const answers: Record<string, (s: AgentStream) => void> = {
   '/api/long': (s) => {
     s.respond(200, [{ name: 'Content-Length', value: '5' }]);
     s.end(Buffer.from(`hello${FORGED}`));
