@@ -3,6 +3,8 @@ import type { Tracer } from '@opentelemetry/api';
 import {
   AuthMethodError,
   type HeaderAuthMethod,
+  InMemoryDenyList,
+  OpenExchanges,
   parseAuthMethod,
   plaintextListenerProblems,
   TokenAuthority,
@@ -97,17 +99,31 @@ export function createExtensionProxyApp(
     { ...deps, name: 'extension-proxy' },
     async (router, bus) => {
       const method = callerAuthMethod(c);
+      // Revocations from the bus, as the resource proxy follows them: a revoked token (by jti)
+      // is refused from the next request on, a revoked agent is unreachable, and what either
+      // had open (event streams, WebSockets) ends at once.
+      const denyList = new InMemoryDenyList();
       const revoked = new Set<string>();
+      const openExchanges = new OpenExchanges();
       const stopRevocations = await followRevocations(bus, {
-        agentRevoked(agent) {
+        agentRevoked(agent, reason) {
+          const ended = openExchanges.endAgent(agent, `agent ${agent} revoked: ${reason}`);
+          if (ended > 0) logger.info({ agent, reason, ended }, 'ended open requests to a revoked agent');
+          if (revoked.has(agent)) return;
           revoked.add(agent);
+          logger.info({ agent, reason }, 'agent revoked; refusing requests for it');
         },
-        tokenRevoked: () => undefined,
+        tokenRevoked: (jti) => {
+          denyList.deny({ kind: 'token', jti });
+          const ended = openExchanges.endToken(jti, `caller token ${jti} revoked`);
+          if (ended > 0) logger.info({ jti, ended }, 'ended open requests of a revoked caller token');
+        },
       });
       const material = await openProxyMaterial(c, logger);
       const tokens = c.tokenKeyPath
         ? await TokenAuthority.fromPem(readFileSync(c.tokenKeyPath, 'utf8'), {
             audience: EXTENSION_PROXY_AUDIENCE,
+            denyList,
           })
         : undefined;
       if (!c.insecurePlaintext && material.clientCa?.current === undefined && !tokens)
@@ -137,6 +153,7 @@ export function createExtensionProxyApp(
         maxRequestBodyBytes: c.maxRequestBody,
         isRevoked: (agent) => revoked.has(agent),
         isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+        openExchanges,
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {

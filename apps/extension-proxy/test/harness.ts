@@ -112,6 +112,8 @@ export interface Stack {
   kube: FakeKubeApiServer;
   core: CoreV1Api;
   gateway: AppProcess;
+  /** The gateway's agent listener. */
+  agentPort: number;
   agents: Record<string, AppProcess>;
   backends: Record<string, Backend>;
   proxy: AppProcess;
@@ -272,6 +274,7 @@ export async function startStack(): Promise<Stack> {
     kube,
     core,
     gateway,
+    agentPort,
     agents,
     backends,
     proxy,

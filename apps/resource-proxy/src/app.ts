@@ -4,6 +4,7 @@ import {
   AuthMethodError,
   type HeaderAuthMethod,
   InMemoryDenyList,
+  OpenExchanges,
   type PlaintextListenerSettings,
   parseAuthMethod,
   plaintextListenerProblems,
@@ -136,11 +137,15 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
     async (router, bus) => {
       const method = callerAuthMethod(c);
       // Revocations from the bus, as the gateways get them: revoked tokens (by jti) are
-      // refused, and a revoked agent is unreachable whatever the credentials.
+      // refused, and a revoked agent is unreachable whatever the credentials; what either had
+      // open (watches, logs -f) ends at once.
       const denyList = new InMemoryDenyList();
       const revokedAgents = new Set<string>();
+      const openExchanges = new OpenExchanges();
       const stopRevocations = await followRevocations(bus, {
         agentRevoked(agent, reason) {
+          const ended = openExchanges.endAgent(agent, `agent ${agent} revoked: ${reason}`);
+          if (ended > 0) logger.info({ agent, reason, ended }, 'ended open requests to a revoked agent');
           if (revokedAgents.has(agent)) return;
           revokedAgents.add(agent);
           material?.cachedTokens?.forgetAgent(agent);
@@ -149,6 +154,8 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         tokenRevoked: (jti) => {
           denyList.deny({ kind: 'token', jti });
           material?.cachedTokens?.forgetToken(jti);
+          const ended = openExchanges.endToken(jti, `caller token ${jti} revoked`);
+          if (ended > 0) logger.info({ jti, ended }, 'ended open requests of a revoked caller token');
         },
       });
       let material: ProxyMaterial | undefined;
@@ -190,6 +197,7 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         requestTimeoutMs: c.requestTimeout,
         maxRequestBodyBytes: c.maxRequestBody,
         impersonators: c.impersonationAllowedCallers,
+        openExchanges,
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {

@@ -31,6 +31,10 @@ export interface Harness {
   gateway: Gateway;
   agent: Agent;
   app: ResourceProxyApp;
+  /** The proxy app's metrics. */
+  registry: Registry;
+  /** The proxy app's log lines (info and above), parsed. */
+  lines: Array<Record<string, unknown>>;
   proxyUrl: string;
   /** kubectl config using a caller certificate for agent-a (direct mode). */
   certKubeconfig: string;
@@ -153,7 +157,18 @@ export async function startHarness(
     env: {},
     validate: (c) => validateResourceProxyConfig(c, {}),
   });
-  const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus });
+  const registry = new Registry();
+  const lines: Array<Record<string, unknown>> = [];
+  const appLogger = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+        if (process.env.TEST_LOG_LEVEL) process.stderr.write(line);
+      },
+    },
+  );
+  const app = createResourceProxyApp(config, { logger: appLogger, registry, bus });
   await app.start();
   const proxyUrl = `https://127.0.0.1:${app.proxy!.port}`;
   const deadline = Date.now() + 10_000;
@@ -193,6 +208,8 @@ export async function startHarness(
     gateway,
     agent,
     app,
+    registry,
+    lines,
     proxyUrl,
     certKubeconfig,
     tokenKubeconfig,

@@ -6,9 +6,9 @@ import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { renderKubeconfig } from '@pullplane/resource-proxy';
-import { builtAppMain, runKubectl } from '@pullplane/testing';
+import { builtAppMain, runKubectl, waitFor } from '@pullplane/testing';
 import { Registry } from 'prom-client';
-import { request } from 'undici';
+import { Agent as HttpAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResourceProxyApp, validateResourceProxyConfig } from '../src/app.js';
 import { resourceProxyOptions } from '../src/options.js';
@@ -121,7 +121,64 @@ describe('registration tokens', () => {
       })
       .toBe(401);
   });
+
+  it('end the watch they opened within a second of their revocation, and say why', async () => {
+    const token = await h.tokens.issue('argocd-server', { agents: ['agent-a'], ttlSeconds: 3600 });
+    const jti = (await h.tokens.verify(token)).jti;
+    const watch = await openWatch(token);
+    await h.bus.control.publish({ type: 'token-denied', jti });
+    expect(await endedWithin(watch, 1_000)).toMatch(/terminated|other side closed/);
+    await waitFor(() =>
+      h.lines.some((l) => l.msg === 'ended open requests of a revoked caller token' && l.jti === jti),
+    );
+    expect(
+      h.lines.find(
+        (l) =>
+          l.msg === 'resource proxy request' &&
+          String(l.path).includes('watch=true') &&
+          String(l.error) === `caller token ${jti} revoked`,
+      ),
+    ).toMatchObject({ caller: 'argocd-server', agent: 'agent-a', status: 200 });
+    // The watch again, as client-go would retry it: refused.
+    const again = await h.call('GET', WATCH, { token });
+    expect(again.status).toBe(401);
+  });
 });
+
+const WATCH = '/clusters/agent-a/api/v1/namespaces/demo/pods?watch=true';
+
+/** A watch through the proxy, open (its head arrived); its body is read until it ends. */
+async function openWatch(token: string) {
+  const dispatcher = new HttpAgent({ connect: { ca: h.pki.ca.certPem } });
+  const res = await request(`${h.proxyUrl}${WATCH}`, {
+    dispatcher,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(res.statusCode).toBe(200);
+  const ended = (async () => {
+    try {
+      for await (const _ of res.body) {
+        // Events, if any, are not what this is about.
+      }
+      return 'ended cleanly';
+    } catch (err) {
+      return String(err);
+    } finally {
+      await dispatcher.destroy();
+    }
+  })();
+  return { ended };
+}
+
+/** How the watch ended, under a bounded wait: the event, or a failure after `ms`. */
+function endedWithin(watch: { ended: Promise<string> }, ms: number): Promise<string> {
+  return Promise.race([
+    watch.ended,
+    new Promise<string>((_r, reject) =>
+      setTimeout(() => reject(new Error(`watch still open after ${ms} ms`)), ms),
+    ), // wait-ok: the bound the issue sets on ending a revoked stream
+  ]);
+}
 
 describe('identity headers never reach the cluster', () => {
   const identity = {
@@ -273,6 +330,8 @@ describe('revoked agents', () => {
   it('are unreachable through the resource proxy whatever the credentials', async () => {
     const token = await h.tokens.issue('argocd-server', { agents: ['agent-a'], ttlSeconds: 3600 });
     expect((await h.call('GET', '/clusters/agent-a/api', { token })).status).toBe(200);
+    const watch = await openWatch(token);
+    const watchEnded = endedWithin(watch, 1_000);
     await h.bus.control.publish({
       type: 'agent-revoked',
       agent: 'agent-a',
@@ -282,6 +341,16 @@ describe('revoked agents', () => {
       .poll(async () => (await h.call('GET', '/clusters/agent-a/api', { token })).status, { timeout: 10_000 })
       .toBe(403);
     const byCert = await h.call('GET', '/api', { cert: await h.pki.callerCert('agent-a') });
+    // The watch opened before the revocation ended with it.
+    expect(await watchEnded).toMatch(/terminated|other side closed/);
+    await waitFor(() =>
+      h.lines.some(
+        (l) =>
+          l.msg === 'resource proxy request' &&
+          String(l.path).includes('watch=true') &&
+          /revoked: cluster decommissioned/.test(String(l.error)),
+      ),
+    );
     expect([byCert.status, message(byCert.body)]).toEqual([
       403,
       'the agent has been revoked: agent agent-a has been revoked',

@@ -334,7 +334,13 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
           void denyList.deny({ kind: 'agent', agent });
           if (gw.kick(agent, `revoked: ${reason}`)) logger.info({ agent, reason }, 'agent revoked');
         },
-        tokenRevoked: (jti) => void denyList.deny({ kind: 'token', jti }),
+        tokenRevoked: (jti) => {
+          void denyList.deny({ kind: 'token', jti });
+          // A tunnel opened with the token ends with it (its streams too); the agent must come
+          // back with a credential that is still good.
+          for (const agent of gw.kickToken(jti, `token ${jti} revoked`))
+            logger.info({ agent, jti }, 'agent token revoked; tunnel closed');
+        },
       });
       stopControl = bus.control.subscribe((ev) => {
         if (ev.type === 'agent-kicked') {

@@ -1,9 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
+import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
+import { AGENT_TUNNEL_CONNECT_PATH, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StreamGatewayApp, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
@@ -277,17 +279,22 @@ describe('token authentication', () => {
   let gw: Awaited<ReturnType<typeof startGateway>>;
   let authority: TokenAuthority;
   let app: StreamGatewayApp;
+  let bus: Bus;
   beforeAll(async () => {
+    bus = createMemoryBus();
     authority = await TokenAuthority.generate({ audience: AGENT_TOKEN_AUDIENCE });
     const keyPath = path.join(pki.dir, 'jwt.key');
     writeFileSync(keyPath, authority.exportPrivateKeyPem());
-    gw = await startGateway([
-      `--tls-cert=${pki.serverCert}`,
-      `--tls-key=${pki.serverKey}`,
-      `--root-ca-path=${pki.ca}`,
-      '--auth=token',
-      `--token-key-path=${keyPath}`,
-    ]);
+    gw = await startGateway(
+      [
+        `--tls-cert=${pki.serverCert}`,
+        `--tls-key=${pki.serverKey}`,
+        `--root-ca-path=${pki.ca}`,
+        '--auth=token',
+        `--token-key-path=${keyPath}`,
+      ],
+      bus,
+    );
     app = gw.app;
   });
   afterAll(() => app.stop());
@@ -307,4 +314,71 @@ describe('token authentication', () => {
     const none = await dial(gw.port, tls());
     expect(none.error?.code).toBe(status.UNAUTHENTICATED);
   });
+
+  it('closes the tunnel a token opened once that token is revoked, and only that one', async () => {
+    const revokedToken = await authority.issue('agent-r');
+    const jti = (await authority.verify(revokedToken)).jti;
+    const revoked = await holdTunnel(gw.port, tls(), bearer(revokedToken));
+    const kept = await holdTunnel(gw.port, tls(), bearer(await authority.issue('agent-k')));
+    expect(
+      app
+        .gateway!.sessions()
+        .map((s) => s.agent)
+        .sort(),
+    ).toEqual(['agent-k', 'agent-r']);
+    await bus.control.publish({ type: 'token-denied', jti });
+    // The event: the gateway ended agent-r's tunnel (its streams with it), and says why.
+    await revoked.ended;
+    expect(gw.log.lines.find((l) => l.msg === 'agent token revoked; tunnel closed')).toMatchObject({
+      agent: 'agent-r',
+      jti,
+    });
+    // Kicked in the same pass: agent-k, opened with another token, is still there after it.
+    expect(app.gateway!.sessions().map((s) => s.agent)).toEqual(['agent-k']);
+    const again = await dial(gw.port, tls(), bearer(revokedToken));
+    expect(again.error?.code).toBe(status.UNAUTHENTICATED);
+    expect(again.error?.details).toMatch(/has been revoked/);
+    kept.close();
+  });
 });
+
+/** An agent's tunnel held open after its Welcome; `ended` settles when the gateway ends it. */
+async function holdTunnel(port: number, creds: ReturnType<typeof credentials.createSsl>, md: Metadata) {
+  const client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost' });
+  const call = client.makeBidiStreamRequest<Frame, Frame>(
+    AGENT_TUNNEL_CONNECT_PATH,
+    encodeFrame,
+    decodeFrame,
+    md,
+  );
+  call.write(
+    frame({
+      case: 'hello',
+      value: {
+        minProtocolVersion: 1,
+        maxProtocolVersion: 1,
+        agentName: '',
+        agentVersion: 'test',
+        heartbeatIntervalMs: 30_000,
+      },
+    }),
+  );
+  const ended = new Promise<ServiceError | undefined>((resolve) => {
+    call.on('error', (err: ServiceError) => resolve(err));
+    call.on('end', () => resolve(undefined));
+  });
+  await new Promise<void>((resolve, reject) => {
+    call.once('data', (f: Frame) =>
+      f.kind.case === 'welcome' ? resolve() : reject(new Error(`expected a Welcome, got ${f.kind.case}`)),
+    );
+    call.once('error', reject);
+  });
+  call.on('data', () => undefined);
+  return {
+    ended,
+    close() {
+      call.cancel();
+      client.close();
+    },
+  };
+}

@@ -2,7 +2,7 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { isExtensionName } from '@pullplane/extension-config';
-import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
+import { isStrippedBackendResponseHeader, isStrippedExtensionRequestHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -11,12 +11,12 @@ import type { ExtensionRegistry, ServedExtension } from './extension-registry.js
 
 /**
  * Request headers never passed to a backend: hop-by-hop ones, the user's Argo CD credentials
- * and identity headers of the hops in between (the shared rule; Argo CD strips Cookie and
- * Authorization, we strip them again), and forwarding headers that describe our hops, not the
+ * and identity headers of the hops in between, impersonation and request rewriting (the shared
+ * rule; Argo CD strips Cookie and Authorization, we strip them again), and forwarding headers that describe our hops, not the
  * user's. `Argocd-*` headers pass: they are what the backend is meant to read.
  */
 const FORWARDING = new Set(['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
-const stripRequest = (lower: string) => isStrippedRequestHeader(lower) || FORWARDING.has(lower);
+const stripRequest = (lower: string) => isStrippedExtensionRequestHeader(lower) || FORWARDING.has(lower);
 // Response headers never passed back (`isStrippedBackendResponseHeader`): hop-by-hop ones, and
 // cookies — a backend in a workload cluster must not set cookies on the Argo CD origin (it could
 // shadow `argocd.token`).

@@ -16,7 +16,11 @@ import {
   rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
-import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
+import {
+  IMPERSONATION_HEADER_PREFIX,
+  isStrippedBackendResponseHeader,
+  isStrippedRequestHeader,
+} from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
@@ -202,7 +206,10 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const reqHeaders: Record<string, string | string[]> = {};
     for (const h of headers) {
       const name = h.name.toLowerCase();
-      if (isStrippedRequestHeader(name) || (name.startsWith('impersonate-') && !opts.allowImpersonation))
+      if (
+        isStrippedRequestHeader(name) ||
+        (name.startsWith(IMPERSONATION_HEADER_PREFIX) && !opts.allowImpersonation)
+      )
         continue;
       const prev = reqHeaders[name];
       reqHeaders[name] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);

@@ -46,6 +46,7 @@ export {
 } from './header-identity.js';
 export { type HeaderBag, headersFromGrpcMetadata, headerValues } from './headers.js';
 export type { AgentIdentity, IdentityResult, IdentitySource } from './identity.js';
+export { type ExchangeGrant, type ExchangeRevocation, OpenExchanges } from './open-exchanges.js';
 export {
   type CredentialKindPolicy,
   identityFromPeerCertificate,

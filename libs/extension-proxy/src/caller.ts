@@ -22,7 +22,7 @@ export interface CallerAuthOptions {
   /**
    * Bearer tokens (audience extension-proxy) whose subject is on the allow-list: what Argo CD
    * can send without a mesh, as a configured `Authorization` header of the extension whose
-   * value comes from argocd-secret.
+   * value comes from argocd-secret. Give it the deny list: revoked tokens are refused.
    */
   tokens?: TokenVerifier;
 }
@@ -30,6 +30,8 @@ export interface CallerAuthOptions {
 export interface Caller {
   identity: string;
   via: 'mtls' | 'token' | 'mesh';
+  /** The bearer token's `jti` (via token): its revocation ends what it opened. */
+  jti?: string;
 }
 
 const CN = { kind: 'mtls', match: 'common-name', spec: 'mtls' } as const;
@@ -72,7 +74,7 @@ export async function identifyCaller(
     if (!bearer.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: bearer.reason } };
     try {
       const t = await opts.tokens.verify(bearer.token);
-      return allowedOrNot(t.agent, 'token', opts);
+      return allowedOrNot(t.agent, 'token', opts, t.jti);
     } catch (err) {
       return {
         ok: false,
@@ -96,8 +98,9 @@ function allowedOrNot(
   identity: string,
   via: Caller['via'],
   opts: CallerAuthOptions,
+  jti?: string,
 ): { ok: true; caller: Caller } | { ok: false; failure: ExtensionProxyFailure } {
   if (!opts.allowed.includes(identity))
     return { ok: false, failure: { name: 'NOT_ALLOWED', detail: `${identity} is not on the allow-list` } };
-  return { ok: true, caller: { identity, via } };
+  return { ok: true, caller: { identity, via, ...(jti ? { jti } : {}) } };
 }

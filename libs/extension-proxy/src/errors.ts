@@ -57,6 +57,16 @@ export const ExtensionProxyErrors = defineErrors('@pullplane/extension-proxy', {
     status: 400,
     message: 'malformed Argo CD header',
   },
+  METHOD_NOT_ALLOWED: {
+    code: 'EXTENSION_PROXY_METHOD_NOT_ALLOWED',
+    status: 405,
+    message: 'method not allowed: proxy extensions take GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS',
+  },
+  UNSUPPORTED_UPGRADE: {
+    code: 'EXTENSION_PROXY_UNSUPPORTED_UPGRADE',
+    status: 400,
+    message: 'only WebSocket upgrades are forwarded',
+  },
   TOO_LARGE: {
     code: 'EXTENSION_PROXY_TOO_LARGE',
     status: 413,
@@ -95,11 +105,23 @@ const STATUS_REASON: Readonly<Record<number, string>> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'NotFound',
+  405: 'MethodNotAllowed',
   413: 'RequestEntityTooLarge',
   500: 'InternalError',
   502: 'BadGateway',
   504: 'Timeout',
 };
+
+/** The methods Argo CD's API server forwards to a proxy extension; any other is refused. */
+export const EXTENSION_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+]);
 
 export type ExtensionProxyErrorName = keyof typeof ExtensionProxyErrors.specs;
 
@@ -126,21 +148,32 @@ export function fromTunnelError(err: TunnelError): ExtensionProxyFailure {
   }
 }
 
-export function failureBody(f: ExtensionProxyFailure): { code: number; body: string } {
+/** The answer for a failure: status, headers (with `Allow` on a 405) and a Status body. */
+export function failureBody(f: ExtensionProxyFailure): {
+  code: number;
+  body: string;
+  headers: Record<string, string>;
+} {
   const e = ExtensionProxyErrors.specs[f.name];
   const message =
     f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: STATUS_REASON[e.status] ?? 'InternalError',
+    details: { causes: [{ reason: e.code }] },
+    code: e.status,
+  });
   return {
     code: e.status,
-    body: JSON.stringify({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message,
-      reason: STATUS_REASON[e.status] ?? 'InternalError',
-      details: { causes: [{ reason: e.code }] },
-      code: e.status,
-    }),
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      ...(e.status === 405 ? { allow: [...EXTENSION_METHODS].join(', ') } : {}),
+    },
   };
 }

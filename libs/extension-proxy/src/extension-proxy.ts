@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { isStrippedBackendResponseHeader, isStrippedRequestHeader } from '@pullplane/names';
+import type { ExchangeRevocation, OpenExchanges } from '@pullplane/auth';
+import { isStrippedBackendResponseHeader, isStrippedExtensionRequestHeader } from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
@@ -12,7 +13,8 @@ import {
   bindHttpExchange,
   bridgeUpgraded,
   isTunnelError,
-  readBufferedBody,
+  RESPONSE_FRAMING_METRIC,
+  relayHttpResponse,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -21,7 +23,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type Caller, type CallerAuthOptions, identifyCaller } from './caller.js';
-import { type ExtensionProxyFailure, failureBody, fromTunnelError } from './errors.js';
+import { EXTENSION_METHODS, type ExtensionProxyFailure, failureBody, fromTunnelError } from './errors.js';
 import { type ExtensionTarget, resolveExtensionTarget } from './target.js';
 
 export interface StreamOpener {
@@ -50,6 +52,8 @@ export interface ExtensionProxyOptions {
   isKnownAgent?: (agent: string) => boolean;
   /** Set when traces are exported: one server span per request, parent of the relay's and the agent's. */
   tracer?: Tracer | undefined;
+  /** Where open requests are kept by token and agent, so a revocation ends them (WebSockets too). */
+  openExchanges?: OpenExchanges;
 }
 
 export interface ExtensionProxy {
@@ -60,11 +64,10 @@ export interface ExtensionProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-// Hop-by-hop, credentials and identity of the hops in between never go on (the shared rule);
-// cookies never come back (`isStrippedBackendResponseHeader`): a backend must not set them on
-// the Argo CD origin.
+// Hop-by-hop, credentials and identity of the hops in between, impersonation and request
+// rewriting never go on (`isStrippedExtensionRequestHeader`); cookies never come back
+// (`isStrippedBackendResponseHeader`): a backend must not set them on the Argo CD origin.
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** Distinct extension names given their own metric series; beyond, `_other`. */
 const MAX_EXTENSION_LABELS = 200;
 
@@ -99,6 +102,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     labelNames: ['extension', 'agent'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
   });
+  const framingErrors = getOrCreateCounter(opts.registry, RESPONSE_FRAMING_METRIC);
   const extensionLabels = new Set<string>();
   const labels = (t: Partial<ExtensionTarget> | undefined) => {
     let extension = t?.extension ?? '_none';
@@ -110,7 +114,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     return { extension, agent };
   };
   const meshHeader = opts.auth.meshIdentity?.header;
-  const strip = (lower: string) => isStrippedRequestHeader(lower) || lower === meshHeader;
+  const strip = (lower: string) => isStrippedExtensionRequestHeader(lower) || lower === meshHeader;
 
   /** Who is asking, for which agent and extension, with the headers that go on; or why not. */
   const accept = async (
@@ -213,6 +217,21 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     );
   };
 
+  /**
+   * Keeps the exchange where a revocation of its token or agent finds it; `ended()` says why it
+   * was ended, if it was. `release` runs when the exchange is over.
+   */
+  const track = (a: Accepted, stream: TunnelStream, over: { once(e: 'close', f: () => void): unknown }) => {
+    let revoked: ExchangeRevocation | undefined;
+    const release = opts.openExchanges?.add({ agent: a.target.agent, jti: a.caller.jti }, (why) => {
+      revoked = why;
+      stream.reset(TunnelErrorCode.CANCELLED, why.reason);
+    });
+    if (release) over.once('close', release);
+    return (): ExtensionProxyFailure | undefined =>
+      revoked && { name: revoked.kind === 'token' ? 'BAD_CREDENTIALS' : 'REVOKED', detail: revoked.reason };
+  };
+
   const open = (
     req: IncomingMessage,
     a: Accepted,
@@ -243,12 +262,9 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     let bytesIn = 0;
     let bytesOut = 0;
     const fail = (f: ExtensionProxyFailure) => {
-      const { code, body } = failureBody(f);
+      const { code, body, headers } = failureBody(f);
       if (!res.headersSent) {
-        res.writeHead(code, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        });
+        res.writeHead(code, headers);
         res.end(body);
       } else res.destroy();
       errors.inc({ ...labels(target), reason: f.name });
@@ -260,6 +276,12 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       });
       req.resume();
     };
+    // Only what Argo CD forwards: TRACE, WebDAV or cache-purge methods never reach a backend.
+    if (!EXTENSION_METHODS.has(req.method ?? ''))
+      return fail({
+        name: 'METHOD_NOT_ALLOWED',
+        detail: `${String(req.method).slice(0, 32)} is not forwarded`,
+      });
     const accepted = await accept(req);
     if (!accepted.ok) {
       target = accepted.target;
@@ -278,6 +300,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       if (isTunnelError(err)) return fail(fromTunnelError(err));
       throw err;
     }
+    const revoked = track(a, stream, res);
     bindHttpExchange(req, res, stream, {
       hasBody,
       maxBodyBytes: opts.maxRequestBodyBytes,
@@ -291,57 +314,44 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       head = await stream.responseHead();
     } catch (err) {
       if (res.writableEnded || res.destroyed) return;
+      const why = revoked();
+      if (why) return fail(why);
       return fail(
         fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
       );
     }
     duration.observe(labels(target), Number(process.hrtime.bigint() - started) / 1e9);
-    const out: Record<string, string | string[]> = {};
-    for (const h of head.headers) {
-      const lower = h.name.toLowerCase();
-      if (isStrippedBackendResponseHeader(lower)) continue;
-      const prev = out[lower];
-      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
-    }
-    res.writeHead(head.status, out);
-    // Body bytes that came with the head (often all of a small response) leave in the same
-    // write as the status line; the 'data' and 'end' events would come ticks later.
-    const { body, complete } = readBufferedBody(stream);
-    bytesOut += body.length;
-    if (complete) {
-      res.end(body);
-      audit(req, started, a, head.status, { bytesIn, bytesOut });
-      // The stream still emits 'end' and closes, releasing the tunnel side.
-      stream.resume();
-      return;
-    }
-    // Event streams must reach the browser as they come: no waiting for a first body chunk.
-    if (body.length > 0) res.write(body);
-    else res.flushHeaders();
-    stream.on('data', (chunk: Buffer) => {
-      bytesOut += chunk.length;
-      if (!res.write(chunk)) {
-        stream.pause();
-        res.once('drain', () => stream.resume());
-      }
-    });
-    stream.on('end', () => {
-      res.end();
-      audit(req, started, a!, head.status, { bytesIn, bytesOut });
-    });
-    stream.on('close', () => {
-      if (stream.errored && !res.writableEnded) {
-        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
-        res.destroy();
-        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
+    relayHttpResponse(req, res, stream, head, {
+      strip: isStrippedBackendResponseHeader,
+      // Event streams must reach the browser as they come: no waiting for a first body chunk.
+      flushHead: true,
+      onBody: (n) => {
+        bytesOut += n;
+      },
+      onFramingViolation: (reason, detail) => {
+        framingErrors.inc({ proxy: 'extension', reason });
+        log.warn(
+          {
+            requestId: a!.requestId,
+            agent: a!.target.agent,
+            extension: a!.target.extension,
+            status: head.status,
+            reason,
+            detail,
+          },
+          'agent response broke HTTP framing',
+        );
+      },
+      onEnd: ({ error, cancelled }) => {
+        if (!error) return audit(req, started, a!, head.status, { bytesIn, bytesOut });
         if (!cancelled) errors.inc({ ...labels(target), reason: 'MID_BODY' });
         audit(req, started, a!, head.status, {
-          error: stream.errored.message,
+          error: error.message,
           failure: 'MID_BODY',
           bytesIn,
           bytesOut,
         });
-      }
+      },
     });
   };
 
@@ -350,11 +360,9 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     beginTrace(req);
     socket.on('error', () => undefined);
     const refuse = (f: ExtensionProxyFailure, target?: Partial<ExtensionTarget>, a?: Accepted) => {
-      const { code, body } = failureBody(f);
-      if (socket.writable)
-        socket.end(
-          `HTTP/1.1 ${code} ${httpReason(code)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-        );
+      const { code, body, headers } = failureBody(f);
+      const lines = Object.entries({ ...headers, connection: 'close' }).map(([k, v]) => `${k}: ${v}\r\n`);
+      if (socket.writable) socket.end(`HTTP/1.1 ${code} ${httpReason(code)}\r\n${lines.join('')}\r\n${body}`);
       errors.inc({ ...labels(target), reason: f.name });
       audit(req, started, { ...a, target }, code, {
         error: f.detail ?? f.name,
@@ -362,12 +370,18 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
         upgrade: true,
       });
     };
+    // A WebSocket handshake is a GET (RFC 6455 §4.1); no other protocol is switched to.
+    if (req.method !== 'GET')
+      return refuse({
+        name: 'METHOD_NOT_ALLOWED',
+        detail: `${String(req.method).slice(0, 32)} with Upgrade`,
+      });
+    const protocol = String(req.headers.upgrade ?? '');
+    if (protocol.toLowerCase() !== 'websocket')
+      return refuse({ name: 'UNSUPPORTED_UPGRADE', detail: `Upgrade: ${protocol.slice(0, 64)}` });
     const accepted = await accept(req);
     if (!accepted.ok) return refuse(accepted.failure, accepted.target);
     const a = accepted.a;
-    const protocol = String(req.headers.upgrade ?? '');
-    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z/]+$/.test(protocol))
-      return refuse({ name: 'BAD_HEADER', detail: 'malformed Upgrade header' }, a.target, a);
     let stream: TunnelStream;
     try {
       // Bytes after the 101 follow as Data; none are sent before it.
@@ -376,6 +390,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       if (isTunnelError(err)) return refuse(fromTunnelError(err), a.target, a);
       throw err;
     }
+    const revoked = track(a, stream, socket);
     const gone = () => {
       if (!stream.destroyed) stream.reset(TunnelErrorCode.CANCELLED, 'client went away');
     };
@@ -385,7 +400,8 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       head = await stream.responseHead();
     } catch (err) {
       return refuse(
-        fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
+        revoked() ??
+          fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
         a.target,
         a,
       );
@@ -452,12 +468,13 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
     handle(request.raw, reply.raw).catch((err: unknown) => {
       log.error({ err: String(err), path: request.raw.url }, 'extension proxy handler failed');
       if (!reply.raw.headersSent) {
-        const { code, body } = failureBody({ name: 'INTERNAL', detail: 'internal proxy error' });
-        reply.raw.writeHead(code, { 'content-type': 'application/json' }).end(body);
+        const { code, body, headers } = failureBody({ name: 'INTERNAL', detail: 'internal proxy error' });
+        reply.raw.writeHead(code, headers).end(body);
       } else reply.raw.destroy();
     });
   };
-  app.route({ method: [...METHODS], url: '/*', handler: route });
+  app.route({ method: [...EXTENSION_METHODS], url: '/*', handler: route });
+  // Every other method lands here, and is refused by `handle` with a 405.
   app.setNotFoundHandler(route);
   app.server.on('upgrade', (req: IncomingMessage, socket: Socket, rest: Buffer) => {
     upgrade(req, socket, rest).catch((err: unknown) => {
@@ -516,6 +533,7 @@ function httpReason(code: number): string {
         401: 'Unauthorized',
         403: 'Forbidden',
         404: 'Not Found',
+        405: 'Method Not Allowed',
         413: 'Payload Too Large',
         500: 'Internal Server Error',
         502: 'Bad Gateway',

@@ -25,6 +25,8 @@ export interface AgentSessionInfo {
   credential: 'agent' | 'unmarked';
   /** The agent's address as this gateway sees it. */
   remote: string;
+  /** The `jti` of the agent token the tunnel was opened with, if a token. */
+  tokenId?: string;
 }
 
 export interface AgentSessionOptions {

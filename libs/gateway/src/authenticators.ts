@@ -31,7 +31,12 @@ function outcome(r: IdentityResult, kind: CredentialKind): AuthOutcome {
   if (!r.ok) return { ok: false, code: r.code, reason: r.reason };
   // Mesh identities and tokens carry no certificate marker: the pinned namespace or the
   // token audience is what makes them this listener's kind.
-  return { ok: true, identity: r.identity.agent, credential: r.identity.kind ?? kind };
+  return {
+    ok: true,
+    identity: r.identity.agent,
+    credential: r.identity.kind ?? kind,
+    ...(r.identity.via === 'token' ? { tokenId: r.identity.evidence } : {}),
+  };
 }
 
 async function identify(

@@ -22,6 +22,8 @@ export type AuthOutcome =
       identity: string;
       /** What the credential says it is; `unmarked` for a legacy certificate accepted by opt-in. */
       credential?: CredentialKind | 'unmarked';
+      /** The `jti` of the token that authenticated, if a token did: revoking it ends the tunnel. */
+      tokenId?: string;
     }
   | { ok: false; code: string; reason: string };
 

@@ -305,6 +305,17 @@ export class Gateway {
     return true;
   }
 
+  /** Disconnects every agent whose tunnel was opened with the token `jti` (it was revoked). */
+  kickToken(jti: string, reason: string): string[] {
+    const kicked: string[] = [];
+    for (const session of this.registry.all()) {
+      if (session.info.tokenId !== jti) continue;
+      session.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason));
+      kicked.push(session.agent);
+    }
+    return kicked;
+  }
+
   /**
    * Graceful stop: refuse new agents, tell connected ones to go elsewhere (GoAway), let
    * in-flight streams finish up to the drain timeout, then close everything.

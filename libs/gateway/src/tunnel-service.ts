@@ -122,6 +122,7 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
       capabilities: hello.capabilities,
       credential,
       remote: ctx.remote,
+      ...(auth.tokenId ? { tokenId: auth.tokenId } : {}),
     },
     call,
     {

@@ -48,6 +48,35 @@ export function isStrippedRequestHeader(name: string): boolean {
   );
 }
 
+/** Kubernetes impersonation (`Impersonate-User`, `-Group`, `-Uid`, `-Extra-*`): the cluster acts as whoever they name. */
+export const IMPERSONATION_HEADER_PREFIX = 'impersonate-';
+
+/**
+ * Headers that frameworks and gateways behind a backend honour to change the method or path
+ * after the request was routed and authorised (IIS/Symfony rewrites, method overrides).
+ */
+export const REQUEST_REWRITING_HEADERS: ReadonlySet<string> = new Set([
+  'x-original-url',
+  'x-rewrite-url',
+  'x-original-method',
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+]);
+
+/**
+ * Whether a request header (lower-case name) must not reach an extension backend: the shared
+ * rule, impersonation (an extension's service may hold an identity that can use it) and
+ * request rewriting. The extension proxy and the agent both apply it.
+ */
+export function isStrippedExtensionRequestHeader(name: string): boolean {
+  return (
+    isStrippedRequestHeader(name) ||
+    name.startsWith(IMPERSONATION_HEADER_PREFIX) ||
+    REQUEST_REWRITING_HEADERS.has(name)
+  );
+}
+
 /** Whether a response header (lower-case name) must not be passed back: hop-by-hop only. */
 export function isStrippedResponseHeader(name: string): boolean {
   return HOP_BY_HOP_HEADERS.has(name);

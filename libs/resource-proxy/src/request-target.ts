@@ -32,6 +32,8 @@ const CALLER_CERTIFICATES: CredentialKindPolicy = {
 export interface ResolvedTarget {
   caller: string;
   via: 'mtls' | 'token' | 'mesh';
+  /** The caller token's `jti` (via token): its revocation ends what it opened. */
+  jti?: string;
   agent: string;
   /** Path and query as the agent's API server must see them. */
   path: string;
@@ -91,7 +93,7 @@ export async function resolveTarget(
 
   const caller = await identifyCaller(req, opts);
   if (!caller.ok) return caller;
-  const { identity, via, agents } = caller;
+  const { identity, via, agents, jti } = caller;
   const agent = agentFromPath ?? (agents !== '*' && agents.length === 1 ? agents[0] : undefined);
   if (!agent) {
     return {
@@ -108,11 +110,11 @@ export async function resolveTarget(
   if (opts.isRevoked?.(agent)) {
     return { ok: false, failure: { name: 'REVOKED', detail: `agent ${agent} has been revoked` } };
   }
-  return { ok: true, target: { caller: identity, via, agent, path } };
+  return { ok: true, target: { caller: identity, via, agent, path, ...(jti ? { jti } : {}) } };
 }
 
 type Caller =
-  | { ok: true; identity: string; via: ResolvedTarget['via']; agents: string[] | '*' }
+  | { ok: true; identity: string; via: ResolvedTarget['via']; agents: string[] | '*'; jti?: string }
   | { ok: false; failure: ProxyFailure };
 
 /**
@@ -162,7 +164,7 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
     if (!bearer.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: bearer.reason } };
     try {
       const t = await opts.tokens.verify(bearer.token);
-      return { ok: true, identity: t.agent, via: 'token', agents: t.agents ?? [t.agent] };
+      return { ok: true, identity: t.agent, via: 'token', agents: t.agents ?? [t.agent], jti: t.jti };
     } catch (err) {
       const detail = err instanceof TokenError ? err.message : 'token rejected';
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail } };

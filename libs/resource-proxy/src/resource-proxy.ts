@@ -3,7 +3,12 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { isStrippedRequestHeader, isStrippedResponseHeader } from '@pullplane/names';
+import type { ExchangeRevocation, OpenExchanges } from '@pullplane/auth';
+import {
+  IMPERSONATION_HEADER_PREFIX,
+  isStrippedRequestHeader,
+  isStrippedResponseHeader,
+} from '@pullplane/names';
 import type { RouteOpenInit } from '@pullplane/router';
 import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
@@ -11,7 +16,8 @@ import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeader
 import {
   bindHttpExchange,
   isTunnelError,
-  readBufferedBody,
+  RESPONSE_FRAMING_METRIC,
+  relayHttpResponse,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -53,6 +59,8 @@ export interface ResourceProxyOptions {
   isKnownAgent?: (agent: string) => boolean;
   /** Set when traces are exported: one server span per request. */
   tracer?: Tracer | undefined;
+  /** Where open requests are kept by token and agent, so a revocation ends them (watches too). */
+  openExchanges?: OpenExchanges;
 }
 
 const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
@@ -95,6 +103,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     help: 'Body bytes through the resource proxy: in (request bodies) and out (response bodies).',
     labelNames: ['direction'],
   });
+  const framingErrors = getOrCreateCounter(opts.registry, RESPONSE_FRAMING_METRIC);
   const compat = argocdAgentResourceProxyMetrics(opts.registry, opts.isKnownAgent ?? (() => true));
   const impersonators = new Set(opts.impersonators ?? []);
   // The configured mesh identity header, whatever it is called, is the caller's identity.
@@ -187,7 +196,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       if (
         isStrippedRequestHeader(lower) ||
         lower === meshHeader ||
-        (lower.startsWith('impersonate-') && !mayImpersonate)
+        (lower.startsWith(IMPERSONATION_HEADER_PREFIX) && !mayImpersonate)
       )
         continue;
       headers.push({ name, value: req.rawHeaders[i + 1]! });
@@ -207,6 +216,13 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       if (isTunnelError(err)) return fail(fromTunnelError(err));
       throw err;
     }
+
+    let revoked: ExchangeRevocation | undefined;
+    const release = opts.openExchanges?.add({ agent: target.agent, jti: target.jti }, (why) => {
+      revoked = why;
+      stream.reset(TunnelErrorCode.CANCELLED, why.reason);
+    });
+    if (release) res.once('close', release);
 
     bindHttpExchange(req, res, stream, {
       hasBody,
@@ -230,54 +246,36 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
     } catch (err) {
       clearTimeout(timer);
       if (res.writableEnded || res.destroyed) return;
+      if (revoked)
+        return fail({
+          name: revoked.kind === 'token' ? 'BAD_CREDENTIALS' : 'REVOKED',
+          detail: revoked.reason,
+        });
       return fail(
         fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
       );
     }
     clearTimeout(timer);
     duration.observe({ method: req.method ?? '' }, Number(process.hrtime.bigint() - started) / 1e9);
-    const out: Record<string, string | string[]> = {};
-    for (const h of head.headers) {
-      const lower = h.name.toLowerCase();
-      if (isStrippedResponseHeader(lower)) continue;
-      const prev = out[lower];
-      out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
-    }
-    res.writeHead(head.status, out);
-    // Body bytes that came with the head (often all of a small response, and its end) leave
-    // in one write with the status line: the 'data' and 'end' events would come ticks later,
-    // and the end of a chunked body would be a write of its own.
-    const { body, complete } = readBufferedBody(stream);
-    bytesOut += body.length;
-    if (complete) {
-      res.end(body);
-      audit(head.status);
-      // The stream still emits 'end' and closes, releasing the tunnel side.
-      stream.resume();
-      return;
-    }
-    if (body.length > 0) res.write(body);
-    else if (streaming) res.flushHeaders();
-    stream.on('data', (chunk: Buffer) => {
-      bytesOut += chunk.length;
-      if (!res.write(chunk)) {
-        stream.pause();
-        res.once('drain', () => stream.resume());
-      }
-    });
-    stream.on('end', () => {
-      res.end();
-      audit(head.status);
-    });
-    stream.on('close', () => {
-      if (stream.errored && !res.writableEnded) {
-        // Mid-body failure: the status line is gone, so the only honest signal is a cut.
-        res.destroy();
-        audit(head.status, { error: stream.errored.message });
+    relayHttpResponse(req, res, stream, head, {
+      strip: isStrippedResponseHeader,
+      flushHead: streaming,
+      onBody: (n) => {
+        bytesOut += n;
+      },
+      onFramingViolation: (reason, detail) => {
+        framingErrors.inc({ proxy: 'resource', reason });
+        log.warn(
+          { requestId, agent: target!.agent, caller: target!.caller, status: head.status, reason, detail },
+          'agent response broke HTTP framing',
+        );
+      },
+      onEnd: ({ error, cancelled }) => {
+        if (!error) return audit(head.status);
+        audit(head.status, { error: error.message });
         // A caller that went away cancelled the stream itself: not the agent's failure.
-        const cancelled = isTunnelError(stream.errored) && stream.errored.code === TunnelErrorCode.CANCELLED;
         if (!cancelled) compat.failed(target!.agent, 'MID_BODY');
-      }
+      },
     });
   };
 

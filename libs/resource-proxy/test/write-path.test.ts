@@ -3,7 +3,7 @@ import { type HeaderAuthMethod, parseAuthMethod } from '@pullplane/auth';
 import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createResourceProxy } from '../src/index.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -101,3 +101,107 @@ it.each([
     expect(writes()).toBe(1);
   },
 );
+
+/**
+ * Sends `requests` pipelined on one connection and resolves with every byte received once the
+ * last response (a GET of /ok, answered "ok" with a length) is in, or the connection closed.
+ */
+function pipelined(port: number, requests: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let got = '';
+    const done = () => {
+      socket.destroy();
+      resolve(got);
+    };
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.endsWith('\r\n\r\nok')) done();
+    });
+    socket.on('close', done);
+    socket.on('error', reject);
+    socket.write(requests.map((r) => `${r} HTTP/1.1\r\nhost: proxy\r\nx-caller: argocd\r\n\r\n`).join(''));
+  });
+}
+
+const FORGED = 'HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nFORGED';
+
+describe('agent responses whose framing cannot be taken as it is', () => {
+  const answers: Record<string, (s: LogicalStream) => void> = {
+    '/api/head': (s) => {
+      s.respond(200, [{ name: 'content-length', value: '5' }]);
+      s.end(`hello${FORGED}`);
+    },
+    '/api/no-content': (s) => {
+      s.respond(204, [{ name: 'content-length', value: '5' }]);
+      s.end(`hello${FORGED}`);
+    },
+    '/api/two-lengths': (s) => {
+      s.respond(200, [
+        { name: 'content-length', value: '5' },
+        { name: 'content-length', value: '11' },
+      ]);
+      s.end(`hello${FORGED}`);
+    },
+    '/api/not-a-number': (s) => {
+      s.respond(200, [{ name: 'content-length', value: '5x' }]);
+      s.end(`hello${FORGED}`);
+    },
+    '/api/ok': (s) => {
+      s.respond(200, [{ name: 'content-length', value: '2' }]);
+      s.end('ok');
+    },
+  };
+  const answer = (s: LogicalStream) => {
+    const head = s.open.head;
+    const path = head.case === 'http' ? head.value.path : '';
+    s.resume();
+    const a = answers[path];
+    if (a) a(s);
+    else s.respond(404);
+  };
+
+  it('gives HEAD and 204 no body: the next response on the connection is the real next one', async () => {
+    const proxy = await startProxy(answer);
+    const got = await pipelined(proxy.port, [
+      'HEAD /clusters/agent-a/api/head',
+      'GET /clusters/agent-a/api/no-content',
+      'GET /clusters/agent-a/api/ok',
+    ]);
+    const responses = got.split(/(?=HTTP\/1\.1 )/);
+    expect(responses.map((r) => r.split('\r\n')[0])).toEqual([
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 204 No Content',
+      'HTTP/1.1 200 OK',
+    ]);
+    // HEAD keeps the length of the body it would have had; a 204 has none.
+    expect(responses[0]).toMatch(/\r\ncontent-length: 5\r\n[\s\S]*\r\n\r\n$/i);
+    expect(responses[1]).not.toMatch(/content-length/i);
+    expect(responses[1]).toMatch(/\r\n\r\n$/);
+    expect(responses[2]).toMatch(/\r\n\r\nok$/);
+    expect(got).not.toContain('FORGED');
+    expect(got).not.toContain('hello');
+  });
+
+  it.each(['/api/two-lengths', '/api/not-a-number'])(
+    'drops a Content-Length that is not one number (%s) and sends the body chunked, as one body',
+    async (path) => {
+      const proxy = await startProxy(answer);
+      const got = await pipelined(proxy.port, [
+        `GET /clusters/agent-a${path}`,
+        'GET /clusters/agent-a/api/ok',
+      ]);
+      // The first response is whole at its last chunk; what follows is the next response.
+      const end = got.indexOf('\r\n0\r\n\r\n') + 7;
+      const [first, second] = [got.slice(0, end), got.slice(end)];
+      const head = first.slice(0, first.indexOf('\r\n\r\n'));
+      expect(head).not.toMatch(/content-length/i);
+      expect(head).toMatch(/transfer-encoding: chunked$/im);
+      // The forged response is inside the chunked body, never a response of its own.
+      expect(first).toContain(`\r\n${(5 + FORGED.length).toString(16)}\r\nhello${FORGED}\r\n0\r\n\r\n`);
+      expect(second.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+      expect(second).not.toContain('FORGED');
+      expect(second).toMatch(/\r\n\r\nok$/);
+    },
+  );
+});

@@ -61,5 +61,6 @@ export {
   startOtlpReceiver,
 } from './otlp-receiver.js';
 export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
+export { RawHttpConnection, type RawHttpResponse } from './raw-http.js';
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
 export { waitFor } from './wait-for.js';
