@@ -1,13 +1,8 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { codeErrorClass, defineErrors } from '@pullplane/errors';
 
 export const CliErrors = defineErrors('@pullplane/app-cli', {
   USAGE: { code: 'CLI_USAGE', status: 400, message: 'the command line is not valid (exit status 2)' },
 });
 
 /** A command line that cannot work; printed without a stack, exit status 2. */
-export class UsageError extends CatalogError<typeof CliErrors.codes.USAGE> {
-  override readonly name = 'UsageError';
-  constructor(message: string) {
-    super(CliErrors, CliErrors.codes.USAGE, message);
-  }
-}
+export class UsageError extends codeErrorClass(CliErrors, CliErrors.codes.USAGE) {}

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 /**
  * Stable codes for every way identity can be refused. They appear in `{ ok: false }`
@@ -218,21 +218,9 @@ export type RejectionCode = IdentityErrorCode | XfccErrorCode | TokenErrorCode;
 
 export type AuthErrorCode = XfccErrorCode | AuthMethodErrorCode | TokenErrorCode | IdentityErrorCode;
 
-const catalogOf = (code: AuthErrorCode) =>
-  [XfccErrors, AuthMethodErrors, TokenErrors, IdentityErrors].find((c) => c.spec(code) !== undefined)!;
+export class AuthError extends errorClass([XfccErrors, AuthMethodErrors, TokenErrors, IdentityErrors]) {}
 
-export class AuthError extends CatalogError<AuthErrorCode> {
-  override readonly name: string = 'AuthError';
-
-  constructor(code: AuthErrorCode, message: string, options?: { cause?: unknown }) {
-    super(catalogOf(code), code, message, options);
-  }
-}
-
-export class XfccParseError extends AuthError {
-  override readonly name = 'XfccParseError';
-  declare readonly code: XfccErrorCode;
-
+export class XfccParseError extends errorClass(XfccErrors, AuthError) {
   /** Offset into the header where parsing stopped, for debugging (never log the value). */
   readonly offset: number;
 
@@ -242,20 +230,6 @@ export class XfccParseError extends AuthError {
   }
 }
 
-export class AuthMethodError extends AuthError {
-  override readonly name = 'AuthMethodError';
-  declare readonly code: AuthMethodErrorCode;
+export class AuthMethodError extends errorClass(AuthMethodErrors, AuthError) {}
 
-  constructor(code: AuthMethodErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
-
-export class TokenError extends AuthError {
-  override readonly name = 'TokenError';
-  declare readonly code: TokenErrorCode;
-
-  constructor(code: TokenErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class TokenError extends errorClass(TokenErrors, AuthError) {}

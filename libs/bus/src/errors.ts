@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 export const BusErrors = defineErrors('@pullplane/bus', {
   CONNECT_FAILED: { code: 'BUS_CONNECT_FAILED', status: 503, message: 'NATS could not be reached' },
@@ -12,9 +12,4 @@ export const BusErrors = defineErrors('@pullplane/bus', {
 export const BusErrorCode = BusErrors.codes;
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 
-export class BusError extends CatalogError<BusErrorCode> {
-  override readonly name = 'BusError';
-  constructor(code: BusErrorCode, message: string, options?: { cause?: unknown }) {
-    super(BusErrors, code, message, options);
-  }
-}
+export class BusError extends errorClass(BusErrors) {}

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { codeErrorClass, defineErrors } from '@pullplane/errors';
 
 export const ConfigErrors = defineErrors('@pullplane/config', {
   INVALID: {
@@ -29,34 +29,22 @@ export interface ConfigProblem {
 }
 
 /** Every invalid value found at startup, reported together so operators fix them in one go. */
-export class ConfigError extends CatalogError<typeof ConfigErrors.codes.INVALID> {
+export class ConfigError extends codeErrorClass(ConfigErrors, ConfigErrors.codes.INVALID) {
   readonly problems: readonly ConfigProblem[];
 
   constructor(problems: readonly ConfigProblem[]) {
     const n = problems.length;
     const header = `invalid configuration (${n} problem${n === 1 ? '' : 's'}):`;
-    super(
-      ConfigErrors,
-      ConfigErrors.codes.INVALID,
-      [header, ...problems.map((p) => `  - ${p.message}`)].join('\n'),
-    );
-    this.name = 'ConfigError';
+    super([header, ...problems.map((p) => `  - ${p.message}`)].join('\n'));
     this.problems = problems;
   }
 }
 
 /** A programming mistake in an option table (duplicate flag, bad default…); not an operator error. */
-export class OptionDefinitionError extends CatalogError<typeof ConfigErrors.codes.OPTION_DEFINITION> {
-  constructor(message: string) {
-    super(ConfigErrors, ConfigErrors.codes.OPTION_DEFINITION, message);
-    this.name = 'OptionDefinitionError';
-  }
-}
+export class OptionDefinitionError extends codeErrorClass(
+  ConfigErrors,
+  ConfigErrors.codes.OPTION_DEFINITION,
+) {}
 
 /** A string that is not a Go-style duration. */
-export class InvalidDurationError extends CatalogError<typeof ConfigErrors.codes.INVALID_DURATION> {
-  constructor(reason: string) {
-    super(ConfigErrors, ConfigErrors.codes.INVALID_DURATION, reason);
-    this.name = 'InvalidDurationError';
-  }
-}
+export class InvalidDurationError extends codeErrorClass(ConfigErrors, ConfigErrors.codes.INVALID_DURATION) {}

@@ -24,7 +24,8 @@ export interface ErrorCatalog<S extends ErrorSpecs = ErrorSpecs> {
   spec(code: string): ErrorSpec | undefined;
 }
 
-export type CodeOf<C extends ErrorCatalog> = C['codes'][keyof C['codes']];
+/** The codes of a catalog (of each catalog, for a union of catalogs). */
+export type CodeOf<C extends ErrorCatalog> = C extends ErrorCatalog ? C['codes'][keyof C['codes']] : never;
 
 /**
  * Declares a package's error codes. Keys and codes are UPPER_SNAKE, codes unique and statuses
@@ -61,7 +62,7 @@ export function isErrorCatalog(value: unknown): value is ErrorCatalog {
 /**
  * The base of every package's error class: a stable `code` from the package's catalog and the
  * `statusCode` that catalog gives it, so the one boundary that answers callers needs no table of
- * its own.
+ * its own. Packages do not extend it by hand: `errorClass` (error-class.ts) makes their class.
  */
 export class CatalogError<Code extends string = string> extends Error {
   readonly code: Code;
@@ -71,6 +72,8 @@ export class CatalogError<Code extends string = string> extends Error {
     const spec = catalog.spec(code);
     if (!spec) throw new TypeError(`${code} is not a code of ${catalog.package}`);
     super(message ?? spec.message, options);
+    // Named after the declared class (`class BusError extends errorClass(…)`), as logs show it.
+    this.name = new.target.name || 'CatalogError';
     this.code = code;
     this.statusCode = spec.status;
   }

@@ -7,3 +7,10 @@ export {
   type ErrorSpecs,
   isErrorCatalog,
 } from './define-errors.js';
+export {
+  type CodeErrorClass,
+  codeErrorClass,
+  type ErrorClass,
+  type ErrorOptions,
+  errorClass,
+} from './error-class.js';

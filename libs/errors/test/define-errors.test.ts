@@ -1,13 +1,25 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { CatalogError, defineErrors, isErrorCatalog } from '../src/index.js';
+import { CatalogError, codeErrorClass, defineErrors, errorClass, isErrorCatalog } from '../src/index.js';
 
 const Errors = defineErrors('@pullplane/example', {
   GONE: { code: 'EXAMPLE_GONE', status: 410, message: 'the thing is gone' },
   BUSY: { code: 'EXAMPLE_BUSY', status: 503, message: 'try again later' },
 });
 
-class ExampleError extends CatalogError<(typeof Errors.codes)[keyof typeof Errors.codes]> {
-  override readonly name = 'ExampleError';
+const MoreErrors = defineErrors('@pullplane/example', {
+  LATE: { code: 'EXAMPLE_LATE', status: 504, message: 'too late' },
+});
+
+class ExampleError extends errorClass(Errors) {}
+class WideError extends errorClass([Errors, MoreErrors]) {}
+class LateError extends errorClass(MoreErrors, WideError) {}
+class GoneError extends codeErrorClass(Errors, Errors.codes.GONE) {}
+class BusyError extends codeErrorClass(Errors, Errors.codes.BUSY, ExampleError) {
+  readonly retryInMs: number;
+  constructor(retryInMs: number) {
+    super(`busy, retry in ${retryInMs} ms`);
+    this.retryInMs = retryInMs;
+  }
 }
 
 describe('defineErrors', () => {
@@ -46,9 +58,9 @@ describe('defineErrors', () => {
   });
 });
 
-describe('CatalogError', () => {
+describe('errorClass', () => {
   it('carries the code, the catalog status and the message (the catalog one by default)', () => {
-    const e = new ExampleError(Errors, Errors.codes.GONE, undefined, { cause: 'x' });
+    const e = new ExampleError(Errors.codes.GONE, undefined, { cause: 'x' });
     expect(e).toMatchObject({
       name: 'ExampleError',
       code: 'EXAMPLE_GONE',
@@ -56,10 +68,44 @@ describe('CatalogError', () => {
       message: 'the thing is gone',
     });
     expect(e.cause).toBe('x');
-    expect(new ExampleError(Errors, Errors.codes.BUSY, 'queue full').message).toBe('queue full');
+    expect(new ExampleError(Errors.codes.BUSY, 'queue full').message).toBe('queue full');
+    expect(e).toBeInstanceOf(CatalogError);
+    expect(e).toBeInstanceOf(Error);
+    expectTypeOf(e.code).toEqualTypeOf<'EXAMPLE_GONE' | 'EXAMPLE_BUSY'>();
+    expect(String(e)).toBe('ExampleError: the thing is gone');
+  });
+
+  it('finds each code in whichever of its catalogs defines it', () => {
+    expect(new WideError('EXAMPLE_LATE')).toMatchObject({
+      name: 'WideError',
+      statusCode: 504,
+      message: 'too late',
+    });
+    expect(new WideError('EXAMPLE_GONE').statusCode).toBe(410);
+  });
+
+  it('makes subclasses of a base that take only their own catalog’s codes', () => {
+    const e = new LateError(MoreErrors.codes.LATE);
+    expect(e).toBeInstanceOf(WideError);
+    expect(e).toMatchObject({ name: 'LateError', code: 'EXAMPLE_LATE', statusCode: 504 });
+    // @ts-expect-error: a code of the base's other catalog
+    expect(() => new LateError('EXAMPLE_GONE')).toThrow('EXAMPLE_GONE is not a code of @pullplane/example');
+  });
+
+  it('makes classes for one failure, alone or under a base', () => {
+    expect(new GoneError()).toMatchObject({ name: 'GoneError', code: 'EXAMPLE_GONE', statusCode: 410 });
+    expect(new GoneError('it left').message).toBe('it left');
+    const busy = new BusyError(200);
+    expect(busy).toBeInstanceOf(ExampleError);
+    expect(busy).toMatchObject({ name: 'BusyError', code: 'EXAMPLE_BUSY', statusCode: 503, retryInMs: 200 });
+    expect(() => codeErrorClass(Errors, 'EXAMPLE_LATE' as never)).toThrow(
+      'EXAMPLE_LATE is not a code of @pullplane/example',
+    );
   });
 
   it('refuses a code its catalog does not define', () => {
+    // @ts-expect-error: not a code of the catalog
+    expect(() => new ExampleError('OTHER_CODE')).toThrow('OTHER_CODE is not a code of @pullplane/example');
     expect(() => new CatalogError(Errors, 'OTHER_CODE')).toThrow(
       'OTHER_CODE is not a code of @pullplane/example',
     );

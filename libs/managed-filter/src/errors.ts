@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 /**
  * Every way the managed filter refuses a request or gives up on a response, with the HTTP status
@@ -48,12 +48,7 @@ export type ManagedFilterErrorCode = (typeof ManagedFilterErrorCode)[keyof typeo
 
 const reasons = new Map(Object.values(ManagedFilterErrors.specs).map((s) => [s.code as string, s.reason]));
 
-export class ManagedFilterError extends CatalogError<ManagedFilterErrorCode> {
-  override readonly name = 'ManagedFilterError';
-  constructor(code: ManagedFilterErrorCode, message: string) {
-    super(ManagedFilterErrors, code, message);
-  }
-
+export class ManagedFilterError extends errorClass(ManagedFilterErrors) {
   get httpStatus(): number {
     return this.statusCode;
   }

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 /** Stable error codes of @pullplane/pki; callers match on these, never on messages. */
 export const PkiErrors = defineErrors('@pullplane/pki', {
@@ -38,9 +38,4 @@ export const PkiErrors = defineErrors('@pullplane/pki', {
 export const PkiErrorCode = PkiErrors.codes;
 export type PkiErrorCode = (typeof PkiErrorCode)[keyof typeof PkiErrorCode];
 
-export class PkiError extends CatalogError<PkiErrorCode> {
-  override readonly name = 'PkiError';
-  constructor(code: PkiErrorCode, message: string, options?: { cause?: unknown }) {
-    super(PkiErrors, code, message, options);
-  }
-}
+export class PkiError extends errorClass(PkiErrors) {}

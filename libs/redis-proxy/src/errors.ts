@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 /**
  * Every error the redis proxy itself answers, in one place: clients (and operators grepping
@@ -63,9 +63,4 @@ export const RedisProxyErrors = defineErrors('@pullplane/redis-proxy', {
 export const RedisProxyErrorCode = RedisProxyErrors.codes;
 export type RedisProxyErrorCode = (typeof RedisProxyErrorCode)[keyof typeof RedisProxyErrorCode];
 
-export class RedisProxyError extends CatalogError<RedisProxyErrorCode> {
-  override readonly name = 'RedisProxyError';
-  constructor(code: RedisProxyErrorCode, message: string) {
-    super(RedisProxyErrors, code, message);
-  }
-}
+export class RedisProxyError extends errorClass(RedisProxyErrors) {}

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 export const RegistrationErrors = defineErrors('@pullplane/registration', {
   API_FAILED: {
@@ -15,9 +15,4 @@ export const RegistrationErrors = defineErrors('@pullplane/registration', {
 export const RegistrationErrorCode = RegistrationErrors.codes;
 export type RegistrationErrorCode = (typeof RegistrationErrorCode)[keyof typeof RegistrationErrorCode];
 
-export class RegistrationError extends CatalogError<RegistrationErrorCode> {
-  override readonly name = 'RegistrationError';
-  constructor(code: RegistrationErrorCode, message: string, options?: { cause?: unknown }) {
-    super(RegistrationErrors, code, message, options);
-  }
-}
+export class RegistrationError extends errorClass(RegistrationErrors) {}

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 /** Every way encoding or decoding RESP can fail. */
 export const RespErrors = defineErrors('@pullplane/resp', {
@@ -36,14 +36,13 @@ export type RespLimitName =
  * can answer `-ERR <message>` exactly as Redis would before closing the connection. Limit errors
  * also name the limit, so a server can word its own answer (which setting, before or after AUTH).
  */
-export class RespError extends CatalogError<RespErrorCode> {
-  override readonly name = 'RespError';
+export class RespError extends errorClass(RespErrors) {
   constructor(
     code: RespErrorCode,
     message: string,
     readonly limit?: RespLimitName,
   ) {
-    super(RespErrors, code, message);
+    super(code, message);
   }
 }
 

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { codeErrorClass, defineErrors, errorClass } from '@pullplane/errors';
 
 export const TelemetryErrors = defineErrors('@pullplane/telemetry', {
   METRIC_CONFLICT: {
@@ -20,33 +20,25 @@ export const TelemetryErrors = defineErrors('@pullplane/telemetry', {
 export type TelemetryErrorCode = (typeof TelemetryErrors.codes)[keyof typeof TelemetryErrors.codes];
 
 /** Base class so callers can tell telemetry failures apart by `code`. */
-export class TelemetryError extends CatalogError<TelemetryErrorCode> {
-  constructor(code: TelemetryErrorCode, message: string) {
-    super(TelemetryErrors, code, message);
-    this.name = 'TelemetryError';
-  }
-}
+export class TelemetryError extends errorClass(TelemetryErrors) {}
 
 /** A metric name is already registered with a different type or label set. */
-export class MetricConflictError extends TelemetryError {
-  constructor(message: string) {
-    super(TelemetryErrors.codes.METRIC_CONFLICT, message);
-    this.name = 'MetricConflictError';
-  }
-}
+export class MetricConflictError extends codeErrorClass(
+  TelemetryErrors,
+  TelemetryErrors.codes.METRIC_CONFLICT,
+  TelemetryError,
+) {}
 
 /** A readiness or liveness check with this name already exists. */
-export class DuplicateCheckError extends TelemetryError {
-  constructor(name: string) {
-    super(TelemetryErrors.codes.DUPLICATE_CHECK, `check ${JSON.stringify(name)} is already registered`);
-    this.name = 'DuplicateCheckError';
-  }
-}
+export class DuplicateCheckError extends codeErrorClass(
+  TelemetryErrors,
+  TelemetryErrors.codes.DUPLICATE_CHECK,
+  TelemetryError,
+) {}
 
 /** `listen()` called twice, or ports read before listening. */
-export class OpsServerStateError extends TelemetryError {
-  constructor(message: string) {
-    super(TelemetryErrors.codes.OPS_SERVER_STATE, message);
-    this.name = 'OpsServerStateError';
-  }
-}
+export class OpsServerStateError extends codeErrorClass(
+  TelemetryErrors,
+  TelemetryErrors.codes.OPS_SERVER_STATE,
+  TelemetryError,
+) {}

@@ -23,7 +23,8 @@ export class HealthChecks {
 
   /** Registers a check; returns a function that removes it. */
   add(name: string, check: HealthCheck): () => void {
-    if (this.#checks.has(name)) throw new DuplicateCheckError(name);
+    if (this.#checks.has(name))
+      throw new DuplicateCheckError(`check ${JSON.stringify(name)} is already registered`);
     this.#checks.set(name, check);
     return () => {
       if (this.#checks.get(name) === check) this.#checks.delete(name);

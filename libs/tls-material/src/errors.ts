@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 
 export const MaterialErrors = defineErrors('@pullplane/tls-material', {
   NOT_FOUND: {
@@ -21,9 +21,4 @@ export const MaterialErrorCode = MaterialErrors.codes;
 export type MaterialErrorCode = (typeof MaterialErrorCode)[keyof typeof MaterialErrorCode];
 
 /** TLS material or a signing key that cannot be used; the message names where it came from. */
-export class MaterialError extends CatalogError<MaterialErrorCode> {
-  override readonly name = 'MaterialError';
-  constructor(code: MaterialErrorCode, message: string, options?: { cause?: unknown }) {
-    super(MaterialErrors, code, message, options);
-  }
-}
+export class MaterialError extends errorClass(MaterialErrors) {}

@@ -1,4 +1,4 @@
-import { CatalogError, defineErrors } from '@pullplane/errors';
+import { defineErrors, errorClass } from '@pullplane/errors';
 import { ResetCode } from '@pullplane/proto';
 
 /** Every way a logical stream or tunnel can fail. */
@@ -57,12 +57,7 @@ const toReset: Record<TunnelErrorCode, ResetCode> = {
   [TunnelErrorCode.GOING_AWAY]: ResetCode.UNAVAILABLE,
 };
 
-export class TunnelError extends CatalogError<TunnelErrorCode> {
-  override readonly name = 'TunnelError';
-  constructor(code: TunnelErrorCode, message: string) {
-    super(TunnelErrors, code, message);
-  }
-
+export class TunnelError extends errorClass(TunnelErrors) {
   static fromReset(code: ResetCode, message: string): TunnelError {
     return new TunnelError(byReset[code] ?? TunnelErrorCode.INTERNAL, message || 'stream reset by peer');
   }
