@@ -185,7 +185,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
       let lastFrameAt = Date.now();
       let lastPingAt = 0;
       let heartbeat: NodeJS.Timeout | undefined;
-      const mux = new Multiplexer({ sink: duplexFrameSink(call), role: 'agent', onStream: o.onStream });
+      const mux = new Multiplexer({ sink: duplexFrameSink(call), idParity: 'even', onStream: o.onStream });
       const finish = (end: SessionEnd) => {
         clearInterval(heartbeat);
         clearTimeout(welcomeTimer);

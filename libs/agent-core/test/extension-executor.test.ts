@@ -61,8 +61,8 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
   });
   const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => executor.handle(s) });
+  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
   link.connect(
     (f) => gateway.receive(f),
     (f) => agent.receive(f),

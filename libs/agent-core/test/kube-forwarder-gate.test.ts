@@ -28,8 +28,8 @@ async function tunnelTo(opts: {
   await forwarder.start();
   forwarders.push(forwarder);
   const link = createMemoryLink();
-  const requester = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => forwarder.handle(s) });
+  const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
   link.connect(
     (f) => requester.receive(f),
     (f) => agent.receive(f),

@@ -44,8 +44,8 @@ beforeAll(async () => {
     filter: 'none',
   });
   const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => forwarder.handle(s) });
+  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
   link.connect(
     (f) => gateway.receive(f),
     (f) => agent.receive(f),

@@ -23,8 +23,8 @@ beforeAll(async () => {
     poolSize: 2,
   });
   const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  agentSide = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => executor.handle(s) });
+  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  agentSide = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
   link.connect(
     (f) => gateway.receive(f),
     (f) => agentSide.receive(f),
@@ -127,13 +127,13 @@ describe('RedisExecutor push cap', () => {
     const link = createMemoryLink();
     const requester = new Multiplexer({
       sink: link.a,
-      role: 'gateway',
+      idParity: 'odd',
       maxChunkSize: 16 * 1024,
       initialWindow: 16 * 1024,
     });
     const agent = new Multiplexer({
       sink: link.b,
-      role: 'agent',
+      idParity: 'even',
       maxChunkSize: 16 * 1024,
       initialWindow: 16 * 1024,
       onStream: (st) => slow.handle(st),

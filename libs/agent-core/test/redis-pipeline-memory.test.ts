@@ -31,8 +31,8 @@ beforeAll(async () => {
     maxPipelineReplyBytes: MAX_REPLY_BYTES,
   });
   const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agentSide = new Multiplexer({ sink: link.b, role: 'agent', onStream: (s) => executor.handle(s) });
+  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agentSide = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
   link.connect(
     (f) => gateway.receive(f),
     (f) => agentSide.receive(f),

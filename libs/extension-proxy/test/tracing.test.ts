@@ -21,10 +21,10 @@ const provider = new TracerProvider({
 });
 const opens: LogicalStream[] = [];
 const link = createMemoryLink();
-const gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
+const gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
 const agent = new Multiplexer({
   sink: link.b,
-  role: 'agent',
+  idParity: 'even',
   onStream: (s) => {
     opens.push(s);
     s.respond(200, [{ name: 'x-seen-traceparent', value: s.open.traceparent || '-' }]);

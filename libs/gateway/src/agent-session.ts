@@ -77,7 +77,7 @@ export class AgentSession {
     this.violations = new ViolationCounter(limits);
     this.mux = new Multiplexer({
       sink: duplexFrameSink(call),
-      role: 'gateway',
+      idParity: 'odd',
       protocolVersion: info.protocolVersion,
       maxChunkSize: opts.maxChunkSize,
       initialWindow: opts.initialWindow,

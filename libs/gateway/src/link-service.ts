@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
-import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, ResetCode, resetFrame } from '@pullplane/proto';
-import { duplexFrameSink, isTunnelError, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, resetFrame } from '@pullplane/proto';
+import {
+  duplexFrameSink,
+  isTunnelError,
+  Multiplexer,
+  routeRefusalCode,
+  TunnelError,
+  TunnelErrorCode,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
@@ -51,12 +58,12 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
   const sink = duplexFrameSink(call);
   const mux: Multiplexer = new Multiplexer({
     sink,
-    role: 'agent',
+    idParity: 'even',
     maxChunkSize: opts.maxChunkSize,
     initialWindow: opts.initialWindow,
     // Streams to every agent held here share a link; each agent's tunnel keeps its own cap.
     maxConcurrentStreams: 65_536,
-    onRelayOpen: (open) => relayOpen(open),
+    onOpen: (open) => relayOpen(open),
   });
   opts.metrics.linksOpen.inc();
   sink.send(
@@ -73,9 +80,10 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
   );
   log.debug('proxy link open');
 
-  const refuse = (open: Open, code: ResetCode, err: TunnelError) => {
+  // Nothing was relayed: a refusal that another gateway may mend is a route refusal.
+  const refuse = (open: Open, err: TunnelError) => {
     opts.metrics.forwardRejected.inc({ code: err.code });
-    mux.send(resetFrame(open.streamId, code, err.message));
+    mux.send(resetFrame(open.streamId, routeRefusalCode(err), err.message));
   };
 
   function relayOpen(open: Open): void {
@@ -84,7 +92,6 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
     if (!session || session.closed || !tunnel || tunnel.closed || tunnel.isGoingAway) {
       refuse(
         open,
-        ResetCode.NO_ROUTE,
         new TunnelError(
           TunnelErrorCode.NOT_FOUND,
           `agent ${open.agent} is not connected to gateway ${opts.gatewayId}`,
@@ -114,8 +121,8 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
     } catch (err) {
       const e = isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err));
       if (span) endRelaySpan(span, e);
-      // The tunnel closing or going away between the check and here is still a route refusal.
-      refuse(open, e.code === TunnelErrorCode.GOING_AWAY ? ResetCode.NO_ROUTE : e.resetCode, e);
+      // The tunnel going away between the check and here is still a route refusal.
+      refuse(open, e);
       return;
     }
     opts.metrics.forwardedStreams.inc();

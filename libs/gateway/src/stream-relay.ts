@@ -6,14 +6,14 @@ import {
   type Frame,
   type Open,
   ProtocolVersion,
-  ResetCode,
   resetFrame,
   withStreamId,
 } from '@pullplane/proto';
 import { Attr } from '@pullplane/tracing';
 import {
   type Multiplexer,
-  type RelayEnd,
+  relayedResetCode,
+  type StreamEntry,
   TunnelError,
   TunnelErrorCode,
   type ViolationKind,
@@ -49,6 +49,11 @@ function payload(f: Frame): number {
  * frames keep their payload buffers and only change stream id. Credit is end to end (the
  * proxy's and the agent's streams grant it to each other); the relay checks that neither side
  * sends beyond it, and counts what sits in its transports' queues against the process budget.
+ *
+ * The relay registry is the two multiplexers' own stream tables: the relay claims the proxy's
+ * id on the link and a new id on the tunnel, with an entry (a light StreamEntry, no Duplex) on
+ * each side, so a frame costs one lookup and concurrency caps, GoAway and `close` apply to
+ * relayed streams as to any other.
  */
 export class StreamRelay {
   readonly proxyId: number;
@@ -61,16 +66,21 @@ export class StreamRelay {
   private headRelayed = false;
   private done = false;
   private readonly unfold: boolean;
-  private readonly proxyEnd: RelayEnd = {
-    relay: (f) => this.fromProxy(f),
-    closed: (err) =>
-      this.fail(new TunnelError(TunnelErrorCode.CANCELLED, `requester went away: ${err.message}`), 'agent'),
-    violated: (err) => this.fail(err),
+  /** The stream's entry in the link's table: the proxy's frames. */
+  private readonly proxyEnd: StreamEntry = {
+    receive: (f) => this.fromProxy(f),
+    abort: (err, cause) =>
+      cause === 'violation'
+        ? this.fail(err)
+        : this.fail(
+            new TunnelError(TunnelErrorCode.CANCELLED, `requester went away: ${err.message}`),
+            'agent',
+          ),
   };
-  private readonly agentEnd: RelayEnd = {
-    relay: (f) => this.fromAgent(f),
-    closed: (err) => this.fail(err, 'proxy'),
-    violated: (err) => this.fail(err),
+  /** The stream's entry in the tunnel's table: the agent's frames. */
+  private readonly agentEnd: StreamEntry = {
+    receive: (f) => this.fromAgent(f),
+    abort: (err, cause) => (cause === 'violation' ? this.fail(err) : this.fail(err, 'proxy')),
   };
 
   /** Registers the stream in both multiplexers and sends the Open on; throws a TunnelError when the tunnel cannot take it. */
@@ -96,12 +106,13 @@ export class StreamRelay {
     // The inline body waits in the tunnel's queue like any other payload: it is counted too.
     const counted = head.body.byteLength;
     if (counted > 0) this.reserve(counted);
-    this.agentId = opts.tunnel.openRelay(
-      head,
-      this.agentEnd,
-      counted > 0 ? () => opts.budget.track(-counted) : undefined,
-    );
-    opts.link.acceptRelay(this.proxyId, this.proxyEnd);
+    this.agentId = opts.tunnel.claim(this.agentEnd);
+    const openFrame: Frame = {
+      $typeName: 'pullplane.tunnel.v1.Frame',
+      kind: { case: 'open', value: { ...head, streamId: this.agentId } },
+    };
+    opts.tunnel.send(openFrame, counted > 0 ? () => opts.budget.track(-counted) : undefined);
+    opts.link.claimPeerId(this.proxyId, this.proxyEnd);
     if (this.unfold) {
       if (inline.byteLength > 0) this.toAgent(dataFrame(this.agentId, inline));
       if (!open.hasBody) this.toAgent(endFrame(this.agentId));
@@ -168,9 +179,9 @@ export class StreamRelay {
         this.toProxy(withStreamId(f, this.proxyId));
         break;
       case 'reset': {
-        // A route refusal is the gateway's word alone: from an agent it would make the proxy
-        // send the request again elsewhere.
-        const code = k.value.code === ResetCode.NO_ROUTE ? ResetCode.NOT_FOUND : k.value.code;
+        // Passed on through the reset table: a route refusal is the gateway's word alone (from an
+        // agent it would make the proxy send the request again elsewhere).
+        const code = relayedResetCode(k.value.code);
         this.toProxy(resetFrame(this.proxyId, code, k.value.message));
         this.finish(TunnelError.fromReset(code, k.value.message));
         return;
@@ -243,7 +254,7 @@ export class StreamRelay {
       return;
     }
     const budget = this.opts.budget;
-    to.sendCounted(f, () => budget.track(-bytes));
+    to.send(f, () => budget.track(-bytes));
   }
 
   /** Counts `bytes` against the agent's share and the process; throws when either would overflow. */
@@ -277,8 +288,8 @@ export class StreamRelay {
   private finish(err: TunnelError | undefined): void {
     if (this.done) return;
     this.done = true;
-    this.opts.link.releaseRelay(this.proxyId);
-    this.opts.tunnel.releaseRelay(this.agentId);
+    this.opts.link.release(this.proxyId, this.proxyEnd);
+    this.opts.tunnel.release(this.agentId, this.agentEnd);
     this.opts.onDone(this, err);
   }
 }

@@ -208,7 +208,7 @@ async function fakeAgent(
   const seen: Frame[] = [];
   const mux: Multiplexer = new Multiplexer({
     sink: duplexFrameSink(call),
-    role: 'agent',
+    idParity: 'even',
     onStream: (s) => onStream(s, mux),
   });
   const welcomed = new Promise<void>((resolve) => {

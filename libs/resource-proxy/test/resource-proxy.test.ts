@@ -23,10 +23,10 @@ beforeAll(async () => {
   caller = await tokens.issue('argocd', { agents: ['agent-a'] });
   impersonator = await tokens.issue('ops-admin', { agents: ['agent-a'] });
   const link = createMemoryLink();
-  const requester = new Multiplexer({ sink: link.a, role: 'gateway' });
+  const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
   const agent = new Multiplexer({
     sink: link.b,
-    role: 'agent',
+    idParity: 'even',
     onStream: (s) => {
       opened.push(s.open);
       answer(s);

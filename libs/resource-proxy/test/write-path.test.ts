@@ -16,8 +16,8 @@ const POD = JSON.stringify({ kind: 'Pod', metadata: { name: 'p', namespace: 'def
 /** A resource proxy whose agent answers every request with POD (head, body and end together). */
 async function startProxy(answer: (s: LogicalStream) => void) {
   const link = createMemoryLink();
-  const gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream: answer });
+  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: answer });
   link.connect(
     (m) => gateway.receive(m),
     (m) => agent.receive(m),

@@ -2,20 +2,14 @@ import { create } from '@bufbuild/protobuf';
 import { type ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { type Open, OpenSchema } from '@pullplane/proto';
-import {
-  detachedStream,
-  type LogicalStream,
-  type OpenInit,
-  TunnelError,
-  TunnelErrorCode,
-  type TunnelStream,
-} from '@pullplane/tunnel';
+import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
 import { gatewayChannelOptions } from './gateway-channel-options.js';
 import { GatewayLink } from './gateway-link.js';
 import { LinkPool } from './link-pool.js';
+import { LinkStream, type Route } from './link-stream.js';
 
 /** A gateway in this very process (single-process mode): no network hop. */
 export interface LocalGateway {
@@ -50,15 +44,6 @@ export interface AgentRouterOptions {
 export interface RouteOpenInit extends Omit<OpenInit, 'agent'> {
   /** Overrides the routing deadline (ms since epoch). */
   routeDeadline?: number;
-}
-
-/** Where a stream was last sent, and until when it may be sent elsewhere. */
-interface Route {
-  address: string;
-  sessionId: string;
-  deadline: number;
-  /** Times the Open was sent again after a link was lost under it. */
-  resent: number;
 }
 
 /**
@@ -118,10 +103,11 @@ export class AgentRouter {
   private readonly table = new Map<string, PresenceRecord>();
   private readonly clients = new Map<string, Client>();
   private readonly pools = new Map<string, LinkPool>();
-  private readonly routes = new WeakMap<LogicalStream, Route>();
   private readonly metrics: RouterMetrics | undefined;
   private stopWatch: (() => void) | undefined;
   private stopped = false;
+  private readonly onUnrouted = (s: LinkStream, reason: TunnelError, mayHaveReached: boolean) =>
+    this.unrouted(s, reason, mayHaveReached);
 
   constructor(private readonly opts: AgentRouterOptions) {
     this.metrics = routerMetrics(opts.registry, () => this.linksOpen);
@@ -175,14 +161,14 @@ export class AgentRouter {
     const local = this.opts.local;
     if (local && record.gatewayId === local.gatewayId)
       return local.openLocal(agent, create(OpenSchema, { ...rest, agent, streamId: 1 }));
-    const stream = detachedStream({ ...rest, agent }, this.opts.maxChunkSize ?? 64 * 1024);
+    const stream = new LinkStream({ ...rest, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
     const deadline = routeDeadline ?? Date.now() + (this.opts.routeTimeoutMs ?? 10_000);
     this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
     return stream;
   }
 
-  private send(stream: LogicalStream, route: Route): void {
-    this.routes.set(stream, route);
+  private send(stream: LinkStream, route: Route): void {
+    stream.route = route;
     try {
       this.pool(route.address).pick().attach(stream);
     } catch (err) {
@@ -195,8 +181,8 @@ export class AgentRouter {
    * request whose Open may have reached the agent before its link was lost is sent again only
    * when doing it twice is harmless.
    */
-  private unrouted(stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean): void {
-    const route = this.routes.get(stream);
+  private unrouted(stream: LinkStream, reason: TunnelError, mayHaveReached: boolean): void {
+    const route = stream.route;
     if (stream.destroyed || !route) return;
     if (
       this.stopped ||
@@ -260,7 +246,6 @@ export class AgentRouter {
           client: this.client(address),
           metadata: this.opts.metadata?.() ?? new Metadata(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
-          onUnrouted: (s, reason, mayHaveReached) => this.unrouted(s, reason, mayHaveReached),
           onClosed: (link, reason) =>
             this.opts.logger.info(
               { gateway: link.address, reason: reason.message },

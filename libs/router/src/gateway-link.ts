@@ -6,13 +6,8 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { decodeFrame, encodeFrame, type Frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
-import {
-  duplexFrameSink,
-  type LogicalStream,
-  Multiplexer,
-  TunnelError,
-  TunnelErrorCode,
-} from '@pullplane/tunnel';
+import { duplexFrameSink, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import type { LinkStream } from './link-stream.js';
 
 /** Streams one link may carry at once; the gateway holds its side of a link to the same number. */
 export const LINK_MAX_CONCURRENT_STREAMS = 65_536;
@@ -23,11 +18,6 @@ export interface GatewayLinkOptions {
   metadata: Metadata;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
-  /**
-   * A stream the gateway refused to route, or whose link failed before any answer;
-   * `mayHaveReached` when the link failed after sending its Open (the agent may be serving it).
-   */
-  onUnrouted: (stream: LogicalStream, reason: TunnelError, mayHaveReached: boolean) => void;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -39,7 +29,7 @@ export interface GatewayLinkOptions {
 export class GatewayLink {
   private readonly call: ClientDuplexStream<Frame, Frame>;
   private mux: Multiplexer | undefined;
-  private waiting: LogicalStream[] = [];
+  private waiting: LinkStream[] = [];
   private closedWith: TunnelError | undefined;
   private readonly pingTimer: NodeJS.Timeout;
   private awaitingPong = false;
@@ -82,10 +72,10 @@ export class GatewayLink {
     return (this.mux?.activeStreams ?? 0) + this.waiting.length;
   }
 
-  /** Sends a detached stream's Open on this link (at once, or with the Welcome). Throws a TunnelError when it cannot. */
-  attach(stream: LogicalStream): void {
+  /** Sends a link stream's Open on this link (at once, or with the Welcome). Throws a TunnelError when it cannot. */
+  attach(stream: LinkStream): void {
     if (this.closedWith) throw this.closedWith;
-    if (this.mux) this.mux.adoptStream(stream);
+    if (this.mux) this.mux.attach(stream);
     else this.waiting.push(stream);
   }
 
@@ -106,15 +96,13 @@ export class GatewayLink {
     const w = f.kind.value;
     const mux = new Multiplexer({
       sink: duplexFrameSink(this.call),
-      role: 'gateway',
+      idParity: 'odd',
       maxChunkSize: w.maxChunkSize,
       initialWindow: w.initialWindow,
       protocolVersion: w.protocolVersion,
       // One link carries streams to every agent of the gateway (watches stay open for hours):
       // the per-agent cap is the agent tunnel's, the gateway's answer to too many is a Reset.
       maxConcurrentStreams: LINK_MAX_CONCURRENT_STREAMS,
-      // Called for a refusal, or from close() (closedWith is set first) for a lost link.
-      onUnrouted: (s, reason) => this.opts.onUnrouted(s, reason, this.closedWith !== undefined),
     });
     mux.on('pong', () => {
       this.awaitingPong = false;
@@ -126,7 +114,7 @@ export class GatewayLink {
     for (const s of waiting) {
       if (s.destroyed) continue;
       try {
-        mux.adoptStream(s);
+        mux.attach(s);
       } catch (err) {
         s.destroy(err as Error);
       }
@@ -148,22 +136,17 @@ export class GatewayLink {
   }
 
   /**
-   * Ends the link. Streams that heard nothing back go to `onUnrouted` (the gateway may be gone;
-   * the agent may be elsewhere), unless the gateway refused us, which no other attempt mends.
+   * Ends the link. Streams that heard nothing back are sent elsewhere (the gateway may be gone;
+   * the agent may be elsewhere): see `LinkStream.linkLost`.
    */
   close(reason: TunnelError): void {
     if (this.closedWith) return;
     this.closedWith = reason;
     clearInterval(this.pingTimer);
-    const reroute = reason.code !== TunnelErrorCode.REFUSED;
     const waiting = this.waiting;
     this.waiting = [];
-    this.mux?.close(reason, reroute);
-    for (const s of waiting) {
-      if (s.destroyed) continue;
-      if (reroute) this.opts.onUnrouted(s, reason, false);
-      else s.destroy(reason);
-    }
+    this.mux?.close(reason);
+    for (const s of waiting) if (!s.destroyed) s.linkLost(reason, false);
     this.call.cancel();
     this.opts.onClosed(this, reason);
   }

@@ -11,3 +11,4 @@ export {
   gatewayChannelOptions,
 } from './gateway-channel-options.js';
 export { GatewayLink, type GatewayLinkOptions } from './gateway-link.js';
+export { LinkStream, type Route, type UnroutedHandler } from './link-stream.js';

@@ -32,38 +32,80 @@ export const TunnelErrors = defineErrors('@pullplane/tunnel', {
 export const TunnelErrorCode = TunnelErrors.codes;
 export type TunnelErrorCode = (typeof TunnelErrorCode)[keyof typeof TunnelErrorCode];
 
-const byReset: Record<number, TunnelErrorCode> = {
-  [ResetCode.CANCEL]: TunnelErrorCode.CANCELLED,
-  [ResetCode.INTERNAL]: TunnelErrorCode.INTERNAL,
-  [ResetCode.FLOW_CONTROL]: TunnelErrorCode.FLOW_CONTROL,
-  [ResetCode.PROTOCOL]: TunnelErrorCode.PROTOCOL,
-  [ResetCode.REFUSED]: TunnelErrorCode.REFUSED,
-  [ResetCode.UNAVAILABLE]: TunnelErrorCode.UNAVAILABLE,
-  [ResetCode.NOT_FOUND]: TunnelErrorCode.NOT_FOUND,
-  // A route refusal that reaches a stream as such (not rerouted) reads as "agent not found".
-  [ResetCode.NO_ROUTE]: TunnelErrorCode.NOT_FOUND,
-  [ResetCode.DEADLINE_EXCEEDED]: TunnelErrorCode.DEADLINE_EXCEEDED,
-};
+/**
+ * The one table between the wire's reset codes and TunnelErrors: what a received reset reads as,
+ * and what a TunnelError is sent as. Every hop converts through it, so a code means the same at
+ * the agent, the gateway, the router and the HTTP front.
+ */
+const RESETS: ReadonlyArray<{
+  reset: ResetCode;
+  reads: TunnelErrorCode;
+  sentFor: readonly TunnelErrorCode[];
+}> = [
+  { reset: ResetCode.CANCEL, reads: TunnelErrorCode.CANCELLED, sentFor: [TunnelErrorCode.CANCELLED] },
+  { reset: ResetCode.INTERNAL, reads: TunnelErrorCode.INTERNAL, sentFor: [TunnelErrorCode.INTERNAL] },
+  {
+    reset: ResetCode.FLOW_CONTROL,
+    reads: TunnelErrorCode.FLOW_CONTROL,
+    sentFor: [TunnelErrorCode.FLOW_CONTROL],
+  },
+  { reset: ResetCode.PROTOCOL, reads: TunnelErrorCode.PROTOCOL, sentFor: [TunnelErrorCode.PROTOCOL] },
+  { reset: ResetCode.REFUSED, reads: TunnelErrorCode.REFUSED, sentFor: [TunnelErrorCode.REFUSED] },
+  // A tunnel going away is, for the stream it cuts, a tunnel lost.
+  {
+    reset: ResetCode.UNAVAILABLE,
+    reads: TunnelErrorCode.UNAVAILABLE,
+    sentFor: [TunnelErrorCode.UNAVAILABLE, TunnelErrorCode.GOING_AWAY],
+  },
+  { reset: ResetCode.NOT_FOUND, reads: TunnelErrorCode.NOT_FOUND, sentFor: [TunnelErrorCode.NOT_FOUND] },
+  {
+    reset: ResetCode.DEADLINE_EXCEEDED,
+    reads: TunnelErrorCode.DEADLINE_EXCEEDED,
+    sentFor: [TunnelErrorCode.DEADLINE_EXCEEDED],
+  },
+  // The gateway's route refusal on a proxy link (see `routeRefusalCode`): a stream that meets it
+  // as such, not retried elsewhere, reads as "agent not found".
+  { reset: ResetCode.NO_ROUTE, reads: TunnelErrorCode.NOT_FOUND, sentFor: [] },
+];
 
-const toReset: Record<TunnelErrorCode, ResetCode> = {
-  [TunnelErrorCode.CANCELLED]: ResetCode.CANCEL,
-  [TunnelErrorCode.INTERNAL]: ResetCode.INTERNAL,
-  [TunnelErrorCode.FLOW_CONTROL]: ResetCode.FLOW_CONTROL,
-  [TunnelErrorCode.PROTOCOL]: ResetCode.PROTOCOL,
-  [TunnelErrorCode.REFUSED]: ResetCode.REFUSED,
-  [TunnelErrorCode.UNAVAILABLE]: ResetCode.UNAVAILABLE,
-  [TunnelErrorCode.NOT_FOUND]: ResetCode.NOT_FOUND,
-  [TunnelErrorCode.DEADLINE_EXCEEDED]: ResetCode.DEADLINE_EXCEEDED,
-  [TunnelErrorCode.GOING_AWAY]: ResetCode.UNAVAILABLE,
-};
+const byReset = new Map(RESETS.map((r) => [r.reset as number, r.reads]));
+const toReset = new Map(RESETS.flatMap((r) => r.sentFor.map((code) => [code, r.reset] as const)));
+
+/**
+ * Whether a reset is a gateway's route refusal: it holds no usable tunnel to the agent and relayed
+ * nothing, so the requester may send the same Open to the gateway that holds the agent now.
+ */
+export function isRouteRefusal(code: ResetCode): boolean {
+  return code === ResetCode.NO_ROUTE;
+}
+
+/**
+ * The reset a gateway answers a proxy link's Open with when it cannot start relaying it: a route
+ * refusal when the agent is not here or its tunnel is going away (another gateway may hold it),
+ * else the error's own code.
+ */
+export function routeRefusalCode(err: TunnelError): ResetCode {
+  return err.code === TunnelErrorCode.NOT_FOUND || err.code === TunnelErrorCode.GOING_AWAY
+    ? ResetCode.NO_ROUTE
+    : err.resetCode;
+}
+
+/**
+ * The code a relay passes a peer's reset on with: read and sent again through the table, so an
+ * agent cannot make its reset a route refusal (which would make the proxy send the request
+ * elsewhere) nor pass on a code the table does not know.
+ */
+export function relayedResetCode(code: ResetCode): ResetCode {
+  return toReset.get(byReset.get(code) ?? TunnelErrorCode.INTERNAL) ?? ResetCode.INTERNAL;
+}
 
 export class TunnelError extends errorClass(TunnelErrors) {
   static fromReset(code: ResetCode, message: string): TunnelError {
-    return new TunnelError(byReset[code] ?? TunnelErrorCode.INTERNAL, message || 'stream reset by peer');
+    return new TunnelError(byReset.get(code) ?? TunnelErrorCode.INTERNAL, message || 'stream reset by peer');
   }
 
   get resetCode(): ResetCode {
-    return toReset[this.code];
+    return toReset.get(this.code) ?? ResetCode.INTERNAL;
   }
 }
 

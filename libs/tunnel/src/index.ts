@@ -1,4 +1,20 @@
-export { isTunnelError, TunnelError, TunnelErrorCode, TunnelErrors } from './errors.js';
+export {
+  DEFAULT_INITIAL_WINDOW,
+  DEFAULT_MAX_CHUNK_SIZE,
+  DEFAULT_MAX_CONCURRENT_STREAMS,
+  DEFAULT_MAX_STREAM_WINDOW,
+  DEFAULT_SESSION_WINDOW_BUDGET,
+  MAX_CHUNK_SIZE_LIMIT,
+} from './defaults.js';
+export {
+  isRouteRefusal,
+  isTunnelError,
+  relayedResetCode,
+  routeRefusalCode,
+  TunnelError,
+  TunnelErrorCode,
+  TunnelErrors,
+} from './errors.js';
 export {
   duplexFrameSink,
   FrameBatcher,
@@ -18,20 +34,13 @@ export {
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
 export { createMemoryLink, type MemoryLink } from './memory-transport.js';
 export {
-  DEFAULT_INITIAL_WINDOW,
-  DEFAULT_MAX_CHUNK_SIZE,
-  DEFAULT_MAX_CONCURRENT_STREAMS,
-  DEFAULT_MAX_STREAM_WINDOW,
-  DEFAULT_SESSION_WINDOW_BUDGET,
-  detachedStream,
-  MAX_CHUNK_SIZE_LIMIT,
   Multiplexer,
   type MultiplexerOptions,
   type OpenInit,
   type PeerViolation,
-  type RelayEnd,
   type ViolationKind,
 } from './multiplexer.js';
 export { readBuffered, readBufferedBody } from './read-buffered.js';
+export type { AbortCause, StreamEntry } from './stream-entry.js';
 export { bridgeUpgraded, type UpgradedBridgeOptions } from './upgraded-bridge.js';
 export { WindowBudget } from './window-budget.js';

@@ -9,8 +9,10 @@ import {
   responseHeadFrame,
   windowUpdateFrame,
 } from '@pullplane/proto';
+import { DEFAULT_INITIAL_WINDOW, DEFAULT_MAX_CHUNK_SIZE, MAX_CHUNK_SIZE_LIMIT } from './defaults.js';
 import { TunnelError, TunnelErrorCode } from './errors.js';
-import type { WindowBudget } from './window-budget.js';
+import type { AbortCause, StreamEntry } from './stream-entry.js';
+import { WindowBudget } from './window-budget.js';
 
 /**
  * What both kinds of request stream offer to the code that uses them (proxies, the agent):
@@ -86,6 +88,21 @@ function deferred<T>(): Deferred<T> {
 
 const EMPTY = new Uint8Array(0);
 
+/** Where a stream's frames go while it is on no multiplexer (see `detach`): nowhere. */
+const DETACHED: StreamHost = {
+  sendFrame: () => true,
+  drained: () => Promise.resolve(),
+  release: () => undefined,
+  clearDeadline: () => undefined,
+  violation: () => undefined,
+  maxChunkSize: DEFAULT_MAX_CHUNK_SIZE,
+  writes: Number.NaN,
+  foldFrames: false,
+  budget: new WindowBudget(Number.POSITIVE_INFINITY),
+  maxWindow: DEFAULT_INITIAL_WINDOW,
+  maxChunkLimit: MAX_CHUNK_SIZE_LIMIT,
+};
+
 /**
  * One logical stream inside a tunnel. Flow control is credit based and per stream: the
  * peer may send at most the stream's window of bytes we have not yet handed to our reader, so
@@ -97,7 +114,7 @@ const EMPTY = new Uint8Array(0);
  * frame, and window increments of one turn add up in one WindowUpdate. A small request or
  * response is then a single frame.
  */
-export class LogicalStream extends Duplex implements TunnelStream {
+export class LogicalStream extends Duplex implements TunnelStream, StreamEntry {
   private sendWindow: number;
   /** The largest send window seen: the peer grows it for bulk streams, and chunks grow with it. */
   private peakSendWindow: number;
@@ -124,17 +141,23 @@ export class LogicalStream extends Duplex implements TunnelStream {
   private lastWindowUpdateWrites = -1;
   /** Responder deadline (ms since epoch), managed by the multiplexer; 0 = none. */
   deadlineAt = 0;
-  /** The peer sent something for this stream: on a proxy link, its route can no longer be refused. */
+  /** The peer sent something for this stream: its Open can no longer be sent elsewhere. */
   private heard = false;
   /**
-   * Writes (and the end) held back on a proxy link: while the stream waits for a link, and while
-   * its body follows the Open and the gateway has not accepted it yet. Only what fits inline in
-   * an Open not yet written passes; nothing is sent that a retry elsewhere would have to replay.
+   * Writes (and the end) held back while the stream is on no multiplexer, and, once attached,
+   * while its body follows the Open and the peer has not accepted it yet. Only what fits inline
+   * in an Open not yet written passes; nothing is sent that sending the Open elsewhere would
+   * have to replay.
    */
   private held: Array<(err?: Error) => void> | undefined;
+  private host: StreamHost;
 
+  /**
+   * Without `host`, the stream starts on no multiplexer (an initiator whose Open and body wait
+   * until `Multiplexer.attach` sends them).
+   */
   constructor(
-    private host: StreamHost,
+    host: StreamHost | undefined,
     public id: number,
     readonly open: Open,
     private readonly opts: LogicalStreamOptions,
@@ -155,6 +178,8 @@ export class LogicalStream extends Duplex implements TunnelStream {
     // A peer's reset must never crash the process through an unhandled 'error' event; the
     // failure stays visible through responseHead(), pipeline() and `errored`.
     this.on('error', () => undefined);
+    this.host = host ?? DETACHED;
+    if (!host) this.held = [];
   }
 
   responseHead(): Promise<ResponseHead> {
@@ -192,6 +217,42 @@ export class LogicalStream extends Duplex implements TunnelStream {
 
   // ---- called by the multiplexer ----
 
+  /** A frame of this stream from the peer (StreamEntry). */
+  receive(f: Frame): void {
+    const k = f.kind;
+    switch (k.case) {
+      case 'responseHead':
+        this.onResponseHead(k.value);
+        return;
+      case 'data':
+        this.onData(k.value.chunk, k.value.endStream);
+        return;
+      case 'end':
+        this.onRemoteEnd();
+        return;
+      case 'windowUpdate':
+        this.onWindowUpdate(k.value.increment);
+        return;
+      case 'reset':
+        this.onReset(TunnelError.fromReset(k.value.code, k.value.message));
+        return;
+      case 'accepted':
+        this.onAccepted();
+        return;
+      case 'open':
+        // The peer opened an id that is in use: its Reset ends this stream on both sides.
+        if (!this.destroyed) this.breach('unexpected-frame', `the peer opened stream ${this.id} again`);
+        return;
+    }
+  }
+
+  /** The stream cannot go on (StreamEntry). */
+  abort(err: TunnelError, cause: AbortCause): void {
+    if (cause === 'violation') this.reset(err.code, err.message);
+    else if (cause === 'oversize') this.onReset(err);
+    else this.onTransportClosed(err);
+  }
+
   /**
    * Initiator: the multiplexer sent the Open (`writesBefore` is the write count before it), with
    * `inline` bytes of body in it that count against our credit.
@@ -203,18 +264,19 @@ export class LogicalStream extends Duplex implements TunnelStream {
   }
 
   /**
-   * Proxy links: leaves the multiplexer (route refused, link lost) with nothing sent but the
-   * Open, which `attach` sends again on another link. Writes wait meanwhile.
+   * Leaves its multiplexer with nothing sent but the Open (while `unanswered`), which `attach`
+   * sends again, on another multiplexer. Writes wait meanwhile.
    */
-  detach(host: StreamHost): void {
-    this.host = host;
+  detach(): void {
+    this.host.release(this);
+    this.host = DETACHED;
     this.tail = undefined;
     this.held ??= [];
   }
 
   /**
-   * Proxy links: joins a multiplexer as stream `id` with its window. Returns the Open to send (the
-   * same request head and inline body); call `openSent` once it is sent, then `resumeHeld`.
+   * Joins a multiplexer as stream `id` with its window. Returns the Open to send (the same
+   * request head and inline body); call `openSent` once it is sent, then `resumeHeld`.
    */
   attach(host: StreamHost, id: number, initialWindow: number): Frame {
     this.host = host;
@@ -237,8 +299,8 @@ export class LogicalStream extends Duplex implements TunnelStream {
     for (const next of held) next();
   }
 
-  /** The gateway took the stream: the rest of the body may follow. */
-  onAccepted(): void {
+  /** The peer took the stream: the rest of the body may follow. */
+  private onAccepted(): void {
     this.heard = true;
     const held = this.held;
     this.held = undefined;
@@ -251,7 +313,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
     if (!this.open.hasBody) this.onRemoteEnd();
   }
 
-  onResponseHead(head: ResponseHead): void {
+  private onResponseHead(head: ResponseHead): void {
     this.heard = true;
     if (this.headSettled) {
       if (!this.destroyed) this.breach('unexpected-frame', 'the peer sent a second response head');
@@ -265,7 +327,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
     if (endStream) this.onRemoteEnd();
   }
 
-  onData(chunk: Uint8Array, endStream = false): void {
+  private onData(chunk: Uint8Array, endStream = false): void {
     this.heard = true;
     if (this.destroyed) return;
     if (this.remoteEnded) {
@@ -291,7 +353,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
     else this.pump();
   }
 
-  onRemoteEnd(): void {
+  private onRemoteEnd(): void {
     this.heard = true;
     if (this.destroyed) return;
     if (this.remoteEnded) {
@@ -317,7 +379,7 @@ export class LogicalStream extends Duplex implements TunnelStream {
     this.host.violation(this, kind, message);
   }
 
-  onWindowUpdate(increment: number): void {
+  private onWindowUpdate(increment: number): void {
     this.heard = true;
     this.sendWindow += increment;
     if (this.sendWindow > this.peakSendWindow) this.peakSendWindow = this.sendWindow;
@@ -326,14 +388,14 @@ export class LogicalStream extends Duplex implements TunnelStream {
     for (const wake of waiters) wake();
   }
 
-  onReset(err: TunnelError): void {
+  private onReset(err: TunnelError): void {
     this.heard = true;
     this.resetSeen = true;
     this.destroy(err);
   }
 
   /** The tunnel carrying this stream is gone. */
-  onTransportClosed(err: TunnelError): void {
+  private onTransportClosed(err: TunnelError): void {
     this.resetSeen = true;
     this.destroy(err);
   }

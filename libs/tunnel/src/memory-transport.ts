@@ -11,6 +11,12 @@ export interface MemoryLink {
   queued(): { toA: number; toB: number };
   /** Transport writes (messages, each one turn's frames) so far, per direction. */
   written(): { toA: number; toB: number };
+  /**
+   * Resolves once the link has been idle (nothing queued either way, nothing written) for
+   * `quietTurns` turns of the event loop: everything the two sides had to say to each other has
+   * been said. No timers: a stalled stream shows as a quiet link, not as time passing.
+   */
+  settle(quietTurns?: number): Promise<void>;
   close(): void;
 }
 
@@ -25,6 +31,9 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
   let closed = false;
   const mk = () => {
     const queue: Array<Frame | Buffer> = [];
+    // The after-write callback of each queued message (delivered = written), in queue order.
+    const dones: Array<(() => void) | undefined> = [];
+    const onClose: Array<() => void> = [];
     let deliver: ((f: Frame) => void) | undefined;
     let waiters: Array<() => void> = [];
     let scheduled = false;
@@ -38,7 +47,9 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
       scheduled = false;
       while (queue.length > 0 && deliver && !closed) {
         const m = queue.shift()!;
+        const done = dones.shift();
         deliver(Buffer.isBuffer(m) ? decodeFrame(m) : m);
+        done?.();
       }
       release();
     };
@@ -49,9 +60,10 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
       get needsDrain() {
         return queue.length >= hwm;
       },
-      write(message) {
+      write(message, done) {
         writes++;
         queue.push(encode ? encodeFrame(message) : message);
+        dones.push(done);
         if (!scheduled) {
           scheduled = true;
           setImmediate(flush);
@@ -62,6 +74,9 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
         if (queue.length < hwm || closed) return Promise.resolve();
         return new Promise((resolve) => waiters.push(resolve));
       },
+      onClose(cb) {
+        onClose.push(cb);
+      },
     });
     return {
       sink,
@@ -71,10 +86,15 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
         deliver = d;
       },
       release,
+      closed: () => {
+        for (const cb of onClose.splice(0)) cb();
+      },
     };
   };
   const toB = mk();
   const toA = mk();
+  const queued = () => ({ toA: toA.queue.length, toB: toB.queue.length });
+  const written = () => ({ toA: toA.writes(), toB: toB.writes() });
   return {
     a: toB.sink,
     b: toA.sink,
@@ -82,12 +102,26 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
       toA.setDeliver(receiveA);
       toB.setDeliver(receiveB);
     },
-    queued: () => ({ toA: toA.queue.length, toB: toB.queue.length }),
-    written: () => ({ toA: toA.writes(), toB: toB.writes() }),
+    queued,
+    written,
+    async settle(quietTurns = 4) {
+      let quiet = 0;
+      let lastWritten = -1;
+      while (quiet < quietTurns) {
+        await new Promise((r) => setImmediate(r));
+        const q = queued();
+        const w = written();
+        const total = w.toA + w.toB;
+        quiet = q.toA === 0 && q.toB === 0 && total === lastWritten ? quiet + 1 : 0;
+        lastWritten = total;
+      }
+    },
     close() {
       closed = true;
       toA.release();
       toB.release();
+      toA.closed();
+      toB.closed();
     },
   };
 }

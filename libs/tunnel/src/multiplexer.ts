@@ -12,28 +12,31 @@ import {
   OpenSchema,
   PROTOCOL_VERSION_MAX,
   ProtocolVersion,
-  ResetCode,
   resetFrame,
   streamIdOf,
 } from '@pullplane/proto';
+import {
+  DEFAULT_INITIAL_WINDOW,
+  DEFAULT_MAX_CHUNK_SIZE,
+  DEFAULT_MAX_CONCURRENT_STREAMS,
+  DEFAULT_MAX_STREAM_WINDOW,
+  DEFAULT_SESSION_WINDOW_BUDGET,
+  MAX_CHUNK_SIZE_LIMIT,
+} from './defaults.js';
 import { TunnelError, TunnelErrorCode } from './errors.js';
 import type { FrameSink } from './frame-channel.js';
 import { LogicalStream, type StreamHost } from './logical-stream.js';
+import type { StreamEntry } from './stream-entry.js';
 import { WindowBudget } from './window-budget.js';
-
-export const DEFAULT_MAX_CHUNK_SIZE = 64 * 1024;
-export const MAX_CHUNK_SIZE_LIMIT = MAX_CHUNK_BYTES;
-export const DEFAULT_INITIAL_WINDOW = 256 * 1024;
-export const DEFAULT_MAX_CONCURRENT_STREAMS = 2048;
-/** How far a bulk stream's window may grow. */
-export const DEFAULT_MAX_STREAM_WINDOW = 4 * 1024 * 1024;
-/** Window growth a session may grant across its streams when no budget is passed in. */
-export const DEFAULT_SESSION_WINDOW_BUDGET = 8 * 1024 * 1024;
 
 export interface MultiplexerOptions {
   sink: FrameSink;
-  /** Gateways open odd stream ids, agents even ones, so both may open without clashing. */
-  role: 'gateway' | 'agent';
+  /**
+   * The parity of the stream ids this side opens; the peer opens the other, so both may open
+   * without clashing. The side that sends requests takes `odd` (the gateway on an agent's
+   * tunnel, the proxy on a link), the side that serves them `even`.
+   */
+  idParity: 'odd' | 'even';
   maxChunkSize?: number;
   initialWindow?: number;
   maxConcurrentStreams?: number;
@@ -46,19 +49,13 @@ export interface MultiplexerOptions {
    * sessions to bound a whole process. Default: a budget of this session's own.
    */
   windowBudget?: WindowBudget;
-  /** Called for each stream the peer opens. Without it, peer opens are refused. */
+  /** Called for each stream the peer opens. Without it (and `onOpen`), peer opens are refused. */
   onStream?: ((stream: LogicalStream) => void) | undefined;
   /**
-   * A relay (the gateway side of a proxy link): each Open the peer sends is handed here instead
-   * of becoming a LogicalStream; the callee registers it with `acceptRelay` or resets it.
+   * Each Open the peer sends is handed here as it is, instead of becoming a LogicalStream: the
+   * callee claims its id with `claimPeerId` or resets it (the gateway's side of a proxy link).
    */
-  onRelayOpen?: ((open: Open) => void) | undefined;
-  /**
-   * Proxy links: a stream of ours that the far side refused to route (Reset NO_ROUTE before
-   * anything else), or whose link closed (`close(err, true)`) before any answer, is detached and
-   * handed here instead of failing, to be attached to another link.
-   */
-  onUnrouted?: ((stream: LogicalStream, reason: TunnelError) => void) | undefined;
+  onOpen?: ((open: Open) => void) | undefined;
   /**
    * The peer is not trusted (the gateway's side of an agent tunnel): every frame it sends is
    * checked against these limits and the protocol before anything acts on it. A breach resets
@@ -82,18 +79,6 @@ export interface PeerViolation {
   message: string;
 }
 
-/**
- * One side of a relayed stream: frames of that stream arrive here as they are, with this
- * multiplexer's stream id, and `closed` tells that the transport went away.
- */
-export interface RelayEnd {
-  relay(f: Frame): void;
-  /** The transport went away, or could not carry a frame of this stream: fail the other side. */
-  closed(err: TunnelError): void;
-  /** A frame of this stream from this side broke the peer limits: reset both sides. */
-  violated(err: TunnelError): void;
-}
-
 /** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */
 export type OpenInit = Omit<Exclude<MessageInitShape<typeof OpenSchema>, Open>, 'streamId' | '$typeName'>;
 
@@ -108,52 +93,13 @@ export interface MultiplexerEvents {
 
 const EMPTY = new Uint8Array(0);
 
-const NO_BUDGET = new WindowBudget(Number.POSITIVE_INFINITY);
-/** Where a detached stream's frames go while it waits for a link: nowhere. */
-const DETACHED: StreamHost = {
-  sendFrame: () => true,
-  drained: () => Promise.resolve(),
-  release: () => undefined,
-  clearDeadline: () => undefined,
-  violation: () => undefined,
-  maxChunkSize: DEFAULT_MAX_CHUNK_SIZE,
-  writes: Number.NaN,
-  foldFrames: false,
-  budget: NO_BUDGET,
-  maxWindow: DEFAULT_INITIAL_WINDOW,
-  maxChunkLimit: MAX_CHUNK_SIZE_LIMIT,
-};
-
 /**
- * A stream of ours not yet on any multiplexer (proxy links): its Open and body wait until
- * `Multiplexer.adoptStream` sends them. A body given in `init` is written like one written later,
- * so whatever fits goes inline in the Open.
- */
-export function detachedStream(init: OpenInit, highWaterMark: number): LogicalStream {
-  const open = create(OpenSchema, { ...init, streamId: 0 });
-  const body = open.body;
-  const ends = !open.hasBody;
-  if (body.byteLength > 0) {
-    open.body = EMPTY;
-    open.hasBody = true;
-  }
-  const stream = new LogicalStream(DETACHED, 0, open, {
-    initialWindow: DEFAULT_INITIAL_WINDOW,
-    highWaterMark,
-    initiator: true,
-  });
-  stream.detach(DETACHED);
-  if (body.byteLength > 0) {
-    stream.write(body);
-    if (ends) stream.end();
-  } else if (ends) stream.end();
-  return stream;
-}
-
-/**
- * Runs many logical streams over one ordered frame transport. It never blocks reading:
- * each stream's credit window bounds what may be queued for it, so the transport can be
- * drained continuously and one slow stream cannot stall the others.
+ * One end of a tunnel: runs many logical streams over one ordered frame transport. It never
+ * blocks reading: each stream's credit window bounds what may be queued for it, so the
+ * transport can be drained continuously and one slow stream cannot stall the others.
+ *
+ * Its stream table maps each id to a StreamEntry: a LogicalStream of its own, or an entry
+ * another package claimed the id for (`claim`, `claimPeerId`). A frame costs one lookup in it.
  */
 export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   maxChunkSize: number;
@@ -161,8 +107,9 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   protocolVersion: number;
   readonly windowBudget: WindowBudget;
   private readonly maxConcurrentStreams: number;
-  private readonly streams = new Map<number, LogicalStream>();
-  private readonly relays = new Map<number, RelayEnd>();
+  private readonly entries = new Map<number, StreamEntry>();
+  /** The first id this side opens: 1 (odd ids) or 2 (even ids). */
+  private readonly firstId: number;
   private nextId: number;
   /** Ids of ours above this (while ids have not wrapped) were never opened. */
   private lastIssued = 0;
@@ -182,13 +129,14 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     this.protocolVersion = opts.protocolVersion ?? PROTOCOL_VERSION_MAX;
     this.maxConcurrentStreams = opts.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS;
     this.windowBudget = opts.windowBudget ?? new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET);
-    this.nextId = opts.role === 'gateway' ? 1 : 2;
+    this.firstId = opts.idParity === 'odd' ? 1 : 2;
+    this.nextId = this.firstId;
     const mux = this;
     this.host = {
       sendFrame: (f) => this.send(f),
       drained: () => this.opts.sink.drained(),
       release: (s) => {
-        if (this.streams.get(s.id) === s) this.streams.delete(s.id);
+        if (this.entries.get(s.id) === s) this.entries.delete(s.id);
         this.clearDeadline(s);
       },
       clearDeadline: (s) => this.clearDeadline(s),
@@ -216,7 +164,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
    * account credit with the same window and speak the same version. Only before the first stream.
    */
   adopt(settings: { maxChunkSize: number; initialWindow: number; protocolVersion?: number }): void {
-    if (this.streams.size > 0) throw new Error('tunnel settings can only change before the first stream');
+    if (this.entries.size > 0) throw new Error('tunnel settings can only change before the first stream');
     if (settings.maxChunkSize > 0) this.maxChunkSize = Math.min(settings.maxChunkSize, MAX_CHUNK_SIZE_LIMIT);
     if (settings.initialWindow > 0) this.initialWindow = Math.max(settings.initialWindow, this.maxChunkSize);
     if (settings.protocolVersion && settings.protocolVersion > 0)
@@ -224,7 +172,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   }
 
   get activeStreams(): number {
-    return this.streams.size + this.relays.size;
+    return this.entries.size;
   }
 
   get closed(): boolean {
@@ -235,17 +183,14 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     return this.goingAway;
   }
 
-  send(f: Frame): boolean {
-    if (this.closedWith) return true;
-    return this.opts.sink.send(f);
-  }
-
   /**
-   * Sends `f`; `onWritten` runs once the transport has written it, or has failed holding it. Lets
-   * a relay count the bytes it holds in transport queues.
+   * Sends `f`. `onWritten`, when given, runs once the transport has written it, or has failed
+   * holding it (or at once, when nothing will hold it): lets a relay count the bytes it holds in
+   * transport queues until they are gone.
    */
-  sendCounted(f: Frame, onWritten: () => void): boolean {
+  send(f: Frame, onWritten?: () => void): boolean {
     const sink = this.opts.sink;
+    if (!onWritten) return this.closedWith ? true : sink.send(f);
     if (this.closedWith || !sink.afterWrite) {
       // Nothing will hold it: count it written now, or the bytes would stay counted for ever.
       if (!this.closedWith) sink.send(f);
@@ -259,61 +204,12 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   private checkCanOpen(): void {
     if (this.closedWith) throw this.closedWith;
     if (this.goingAway) throw new TunnelError(TunnelErrorCode.GOING_AWAY, 'tunnel is going away');
-    if (this.activeStreams >= this.maxConcurrentStreams) {
+    if (this.entries.size >= this.maxConcurrentStreams) {
       throw new TunnelError(
         TunnelErrorCode.REFUSED,
         `too many concurrent streams on this tunnel (${this.maxConcurrentStreams})`,
       );
     }
-  }
-
-  /**
-   * Proxy links: sends a detached stream's Open under a new id of ours, as `open` would have; a
-   * body that follows the Open waits for the peer's Accepted. Throws like `open`.
-   */
-  adoptStream(stream: LogicalStream): void {
-    this.checkCanOpen();
-    const id = this.allocateId();
-    this.streams.set(id, stream);
-    const writesBefore = this.opts.sink.writes;
-    const f = stream.attach(this.host, id, this.initialWindow);
-    this.send(f);
-    stream.openSent(f, writesBefore, stream.open.body.byteLength);
-    stream.resumeHeld();
-  }
-
-  /**
-   * Relays: opens a stream towards the peer under a new id of ours for `open` (whose stream id is
-   * ignored); frames of that id then go to `end`. `onWritten` as for `sendCounted`. Throws like
-   * `open`.
-   */
-  openRelay(open: Open, end: RelayEnd, onWritten?: () => void): number {
-    this.checkCanOpen();
-    const id = this.allocateId();
-    this.relays.set(id, end);
-    const f: Frame = {
-      $typeName: 'pullplane.tunnel.v1.Frame',
-      kind: { case: 'open', value: { ...open, streamId: id } },
-    };
-    if (onWritten) this.sendCounted(f, onWritten);
-    else this.send(f);
-    return id;
-  }
-
-  /** Relays: takes the peer's stream `id` (announced through `onRelayOpen`); its frames go to `end`. */
-  acceptRelay(id: number, end: RelayEnd): void {
-    this.relays.set(id, end);
-  }
-
-  /** The relayed stream `id` is over: later frames of it are dropped. */
-  releaseRelay(id: number): void {
-    this.relays.delete(id);
-  }
-
-  private detach(stream: LogicalStream): void {
-    if (this.streams.get(stream.id) === stream) this.streams.delete(stream.id);
-    this.clearDeadline(stream);
-    stream.detach(DETACHED);
   }
 
   /**
@@ -341,7 +237,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       highWaterMark: this.maxChunkSize,
       initiator: true,
     });
-    this.streams.set(id, stream);
+    this.entries.set(id, stream);
     const writesBefore = this.opts.sink.writes;
     const f = frame({ case: 'open', value: open });
     this.send(f);
@@ -353,16 +249,53 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     return stream;
   }
 
+  /**
+   * Sends the Open of a stream built on no multiplexer (or detached from one) under a new id of
+   * ours, as `open` would have; a body that follows the Open waits for the peer's Accepted.
+   * Throws like `open`.
+   */
+  attach(stream: LogicalStream): void {
+    this.checkCanOpen();
+    const id = this.allocateId();
+    this.entries.set(id, stream);
+    const writesBefore = this.opts.sink.writes;
+    const f = stream.attach(this.host, id, this.initialWindow);
+    this.send(f);
+    stream.openSent(f, writesBefore, stream.open.body.byteLength);
+    stream.resumeHeld();
+  }
+
+  /**
+   * Takes a new id of ours for `entry`, whose owner sends the Open itself (with `send`); frames
+   * of that id then go to `entry`. Throws like `open`.
+   */
+  claim(entry: StreamEntry): number {
+    this.checkCanOpen();
+    const id = this.allocateId();
+    this.entries.set(id, entry);
+    return id;
+  }
+
+  /** Takes the peer's stream `id`, announced through `onOpen`: its frames go to `entry`. */
+  claimPeerId(id: number, entry: StreamEntry): void {
+    this.entries.set(id, entry);
+  }
+
+  /** `entry` is done with `id`: later frames of it are dropped. */
+  release(id: number, entry: StreamEntry): void {
+    if (this.entries.get(id) === entry) this.entries.delete(id);
+  }
+
   private allocateId(): number {
     // Ids wrap after 2^32; skip any still in use. Parity keeps the two sides apart.
     for (;;) {
       const id = this.nextId;
       this.nextId = (this.nextId + 2) % 0x1_0000_0000;
       if (this.nextId === 0 || this.nextId === 1) {
-        this.nextId = this.opts.role === 'gateway' ? 1 : 2;
+        this.nextId = this.firstId;
         this.idsWrapped = true;
       }
-      if (!this.streams.has(id) && !this.relays.has(id)) {
+      if (!this.entries.has(id)) {
         if (id > this.lastIssued) this.lastIssued = id;
         return id;
       }
@@ -370,7 +303,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   }
 
   private isOurs(id: number): boolean {
-    return this.opts.role === 'gateway' ? id % 2 === 1 : id % 2 === 0;
+    return id % 2 === this.firstId % 2;
   }
 
   /**
@@ -417,13 +350,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       this.violated(id, 'oversized-frame', `the agent sent ${k.case} with ${breach}`);
       return false;
     }
-    if (
-      !this.streams.has(id) &&
-      !this.relays.has(id) &&
-      this.isOurs(id) &&
-      !this.idsWrapped &&
-      id > this.lastIssued
-    ) {
+    if (!this.entries.has(id) && this.isOurs(id) && !this.idsWrapped && id > this.lastIssued) {
       this.reportViolation({
         kind: 'unknown-stream',
         streamId: id,
@@ -434,13 +361,9 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     return true;
   }
 
-  /** Resets stream `id` on both sides for a breach of the peer limits, and reports it. */
+  /** Resets stream `id` (on every side it spans) for a breach of the peer limits, and reports it. */
   private violated(id: number, kind: ViolationKind, message: string): void {
-    const err = new TunnelError(TunnelErrorCode.PROTOCOL, message);
-    const relay = this.relays.get(id);
-    const stream = this.streams.get(id);
-    if (relay) relay.violated(err);
-    else if (stream) stream.reset(err.code, message);
+    this.entries.get(id)?.abort(new TunnelError(TunnelErrorCode.PROTOCOL, message), 'violation');
     this.reportViolation({ kind, streamId: id, message });
   }
 
@@ -451,15 +374,16 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       this.emit('protocol-error', `dropped a ${f.kind.case} frame of ${bytes} bytes: over the message limit`);
       return;
     }
-    const err = new TunnelError(
-      TunnelErrorCode.INTERNAL,
-      `a ${f.kind.case} frame of ${bytes} bytes exceeds the tunnel's message limit`,
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    entry.abort(
+      new TunnelError(
+        TunnelErrorCode.INTERNAL,
+        `a ${f.kind.case} frame of ${bytes} bytes exceeds the tunnel's message limit`,
+      ),
+      'oversize',
     );
-    const relay = this.relays.get(id);
-    if (relay) {
-      this.relays.delete(id);
-      relay.closed(err);
-    } else this.streams.get(id)?.onReset(err);
   }
 
   /** Feeds one frame read from the transport. */
@@ -467,16 +391,16 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     if (this.closedWith) return;
     const limits = this.opts.peerLimits;
     if (limits && f.kind.case !== 'batch' && !this.admit(f, limits)) return;
-    if (this.relays.size > 0) {
-      const id = streamIdOf(f);
-      const relay = id === undefined ? undefined : this.relays.get(id);
-      if (relay) {
-        relay.relay(f);
-        return;
-      }
-    }
     const k = f.kind;
     switch (k.case) {
+      case 'responseHead':
+      case 'data':
+      case 'end':
+      case 'windowUpdate':
+      case 'reset':
+      case 'accepted':
+        this.entries.get(k.value.streamId)?.receive(f);
+        return;
       case 'batch':
         for (const inner of k.value.frames) {
           if (inner.kind.case === 'batch') this.emit('protocol-error', 'nested batch');
@@ -484,34 +408,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
         }
         return;
       case 'open':
-        this.onOpen(k.value);
-        return;
-      case 'responseHead':
-        this.streams.get(k.value.streamId)?.onResponseHead(k.value);
-        return;
-      case 'data':
-        this.streams.get(k.value.streamId)?.onData(k.value.chunk, k.value.endStream);
-        return;
-      case 'end':
-        this.streams.get(k.value.streamId)?.onRemoteEnd();
-        return;
-      case 'windowUpdate':
-        this.streams.get(k.value.streamId)?.onWindowUpdate(k.value.increment);
-        return;
-      case 'reset': {
-        const s = this.streams.get(k.value.streamId);
-        if (!s) return;
-        const err = TunnelError.fromReset(k.value.code, k.value.message);
-        if (k.value.code === ResetCode.NO_ROUTE && this.opts.onUnrouted && s.unanswered) {
-          this.detach(s);
-          this.opts.onUnrouted(s, err);
-          return;
-        }
-        s.onReset(err);
-        return;
-      }
-      case 'accepted':
-        this.streams.get(k.value.streamId)?.onAccepted();
+        this.onOpen(f, k.value);
         return;
       case 'ping':
         this.send(frame({ case: 'pong', value: { sentUnixMs: k.value.sentUnixMs } }));
@@ -530,16 +427,21 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     }
   }
 
-  private onOpen(open: Open): void {
+  private onOpen(f: Frame, open: Open): void {
     const id = open.streamId;
-    const ours = this.isOurs(id);
     const refuse = (code: TunnelErrorCode, message: string) =>
       this.send(resetFrame(id, new TunnelError(code, message).resetCode, message));
-    if (ours || this.streams.has(id) || this.relays.has(id)) {
+    if (this.isOurs(id)) {
       refuse(TunnelErrorCode.PROTOCOL, `stream id ${id} is not valid for the peer to open`);
       return;
     }
-    if ((!this.opts.onStream && !this.opts.onRelayOpen) || this.goingAway) {
+    // An id in use: whoever holds it deals with the peer's mistake.
+    const entry = this.entries.get(id);
+    if (entry) {
+      entry.receive(f);
+      return;
+    }
+    if ((!this.opts.onStream && !this.opts.onOpen) || this.goingAway) {
       refuse(TunnelErrorCode.REFUSED, 'this side does not accept new streams');
       if (this.opts.peerLimits && !this.goingAway)
         this.reportViolation({
@@ -549,12 +451,12 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
         });
       return;
     }
-    if (this.activeStreams >= this.maxConcurrentStreams) {
+    if (this.entries.size >= this.maxConcurrentStreams) {
       refuse(TunnelErrorCode.REFUSED, `too many concurrent streams (${this.maxConcurrentStreams})`);
       return;
     }
-    if (this.opts.onRelayOpen) {
-      this.opts.onRelayOpen(open);
+    if (this.opts.onOpen) {
+      this.opts.onOpen(open);
       return;
     }
     const onStream = this.opts.onStream;
@@ -564,7 +466,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       highWaterMark: this.maxChunkSize,
       initiator: false,
     });
-    this.streams.set(id, stream);
+    this.entries.set(id, stream);
     stream.acceptOpen();
     // An inline body over the credit reset the stream already: no work for it.
     if (stream.destroyed) return;
@@ -625,29 +527,15 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     this.send(frame({ case: 'goAway', value: { reason, drainMs } }));
   }
 
-  /**
-   * Ends every stream with `err` (the transport is gone). Idempotent. With `reroute`, streams of
-   * ours that heard nothing back go to `onUnrouted` instead (their Open may be sent elsewhere).
-   */
-  close(
-    err: TunnelError = new TunnelError(TunnelErrorCode.UNAVAILABLE, 'tunnel closed'),
-    reroute = false,
-  ): void {
+  /** Ends every stream with `err` (the transport is gone). Idempotent. */
+  close(err: TunnelError = new TunnelError(TunnelErrorCode.UNAVAILABLE, 'tunnel closed')): void {
     if (this.closedWith) return;
     this.closedWith = err;
     clearTimeout(this.deadlineTimer);
     this.deadlines.clear();
-    const onUnrouted = reroute ? this.opts.onUnrouted : undefined;
-    for (const s of [...this.streams.values()]) {
-      if (onUnrouted && s.unanswered) {
-        this.detach(s);
-        onUnrouted(s, err);
-      } else s.onTransportClosed(err);
-    }
-    this.streams.clear();
-    const relays = [...this.relays.values()];
-    this.relays.clear();
-    for (const r of relays) r.closed(err);
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    for (const e of entries) e.abort(err, 'closed');
     this.emit('closed', err);
   }
 }

@@ -13,8 +13,8 @@ afterEach(() => {
 
 function pair(onStream: (s: LogicalStream) => void) {
   const link = createMemoryLink();
-  const gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream });
+  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream });
   const resets: string[] = [];
   link.connect(
     (m) => {

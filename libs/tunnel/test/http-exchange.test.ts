@@ -6,11 +6,11 @@ import { bindHttpExchange, createMemoryLink, type LogicalStream, Multiplexer } f
 // A real HTTP server whose handler opens a stream over a real multiplexer pair; the agent side
 // records what the stream brought and how it ended.
 const link = createMemoryLink();
-const gateway = new Multiplexer({ sink: link.a, role: 'gateway' });
+const gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
 const arrived: Array<Promise<{ body: string; error?: string }>> = [];
 const agent = new Multiplexer({
   sink: link.b,
-  role: 'agent',
+  idParity: 'even',
   onStream: (s: LogicalStream) => {
     arrived.push(
       new Promise((resolve) => {

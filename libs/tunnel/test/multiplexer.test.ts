@@ -22,8 +22,8 @@ type Handler = (s: LogicalStream) => void;
  */
 function pair(onStream: Handler | undefined, opts: Partial<MultiplexerOptions> = {}, agentOpts = opts) {
   const link = createMemoryLink();
-  const gateway = new Multiplexer({ sink: link.a, role: 'gateway', ...opts });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream, ...agentOpts });
+  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd', ...opts });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream, ...agentOpts });
   const atGateway: Frame[] = [];
   const atAgent: Frame[] = [];
   // Both directions in arrival order.

@@ -16,10 +16,10 @@ const MiB = 1024 * KiB;
 function pair(size: number | undefined, gatewayOpts: Partial<MultiplexerOptions>) {
   const link = createMemoryLink();
   const base = { initialWindow: 64 * KiB, maxChunkSize: 16 * KiB };
-  const gateway = new Multiplexer({ sink: link.a, role: 'gateway', ...base, ...gatewayOpts });
+  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd', ...base, ...gatewayOpts });
   const agent = new Multiplexer({
     sink: link.b,
-    role: 'agent',
+    idParity: 'even',
     ...base,
     onStream: (s: LogicalStream) => {
       s.respond(200);

@@ -9,8 +9,8 @@ type Handler = (s: LogicalStream) => void;
 /** Two multiplexers over a memory link; every message (transport write) is recorded per side. */
 function pair(onStream: Handler, gatewayOpts: Partial<MultiplexerOptions> = {}, agentOpts = gatewayOpts) {
   const link = createMemoryLink();
-  const gateway = new Multiplexer({ sink: link.a, role: 'gateway', ...gatewayOpts });
-  const agent = new Multiplexer({ sink: link.b, role: 'agent', onStream, ...agentOpts });
+  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd', ...gatewayOpts });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream, ...agentOpts });
   const toGateway: Frame[][] = [];
   const toAgent: Frame[][] = [];
   link.connect(
