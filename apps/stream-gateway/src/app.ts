@@ -110,7 +110,7 @@ export function validateGatewayConfig(
   if (c.insecurePlaintext) {
     if (internal && internal.kind !== 'header') {
       problems.push(
-        `--insecure-plaintext with --internal-auth=${c.internalAuth} would leave Forward calls on the internal listener unauthenticated (there is no TLS to carry a client certificate): set --internal-auth=istio, linkerd or header:<name>:<regex> with --internal-allowed-clients`,
+        `--insecure-plaintext with --internal-auth=${c.internalAuth} would leave Link calls on the internal listener unauthenticated (there is no TLS to carry a client certificate): set --internal-auth=istio, linkerd or header:<name>:<regex> with --internal-allowed-clients`,
       );
     }
   }

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import type { Agent } from '@pullplane/agent-core';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
+import { GATEWAY_FORWARD_PATH, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { freePort, type NatsServerHandle, startNatsServer } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  forwardOnce,
   type GatewayProcess,
+  linkOnce,
   makePki,
   spawnApp,
   spawnGateway,
@@ -79,57 +80,75 @@ describe('one listener, one service (default --auth=mtls)', () => {
     await holdAgent(gw, 'agent-a');
   }, 30_000);
 
-  it("refuses Forward on the agent port to another agent's certificate, and logs who tried", async () => {
+  it('answers the retired Forward UNIMPLEMENTED on both ports, and logs who tried', async () => {
     const agentB = await pki.agent('agent-b');
+    const proxyCert = tls(await pki.proxy('resource-proxy'));
     const before = backend.requests.length;
-    const out = await forwardOnce(gw.agentAddress, tls(agentB), 'agent-a', secretsPath);
-    expect(out.error?.code).toBe(status.UNIMPLEMENTED);
-    expect(out.status).toBeUndefined();
-    // The proxy's legitimate call, made afterwards, is the first request agent-a's cluster sees.
-    const proxy = await forwardOnce(
-      gw.internalAddress,
-      tls(await pki.proxy('resource-proxy')),
+    const fromAgent = await linkOnce(
+      gw.agentAddress,
+      tls(agentB),
       'agent-a',
-      '/ok',
+      secretsPath,
+      undefined,
+      GATEWAY_FORWARD_PATH,
     );
+    expect(fromAgent.error?.code).toBe(status.UNIMPLEMENTED);
+    expect(fromAgent.status).toBeUndefined();
+    // A proxy of the release before links learns why, instead of a crash or a silent refusal.
+    const oldProxy = await linkOnce(
+      gw.internalAddress,
+      proxyCert,
+      'agent-a',
+      secretsPath,
+      undefined,
+      GATEWAY_FORWARD_PATH,
+    );
+    expect(oldProxy.error).toMatchObject({
+      code: status.UNIMPLEMENTED,
+      details: `${GATEWAY_FORWARD_PATH} is retired: upgrade the proxy to a release that uses ${GATEWAY_LINK_PATH}`,
+    });
+    expect(oldProxy.status).toBeUndefined();
+    // The proxy's link, opened afterwards, carries the first request agent-a's cluster sees.
+    const proxy = await linkOnce(gw.internalAddress, proxyCert, 'agent-a', '/ok');
     expect([proxy.status, proxy.body]).toEqual([200, 'agent:agent-a GET /ok']);
     expect(backend.requests.slice(before)).toEqual(['GET /ok']);
-    await lastLogged(gw, 'refused a call to a service this listener does not serve', 1).toBeDefined();
-    const [line] = logged(gw, 'refused a call to a service this listener does not serve');
-    expect(line).toMatchObject({
+    await lastLogged(gw, 'refused a call to a service this listener does not serve', 2).toBeDefined();
+    const [fromAgentLine, oldProxyLine] = logged(
+      gw,
+      'refused a call to a service this listener does not serve',
+    );
+    expect(fromAgentLine).toMatchObject({
       listener: 'agents',
-      method: '/pullplane.tunnel.v1.GatewayForward/Forward',
+      method: GATEWAY_FORWARD_PATH,
       identity: 'agent-b',
       credential: 'agent',
     });
-    expect(String(line?.remote)).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(String(fromAgentLine?.remote)).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(oldProxyLine).toMatchObject({
+      listener: 'internal',
+      method: GATEWAY_FORWARD_PATH,
+      identity: 'resource-proxy',
+    });
   });
 
   it('serves Link only on the internal port and only to a proxy credential', async () => {
     const agentB = tls(await pki.agent('agent-b'));
     const before = backend.requests.length;
-    const onAgentPort = await forwardOnce(gw.agentAddress, agentB, 'agent-a', secretsPath, undefined, 'link');
+    const onAgentPort = await linkOnce(gw.agentAddress, agentB, 'agent-a', secretsPath);
     expect(onAgentPort.error?.code).toBe(status.UNIMPLEMENTED);
-    const onInternal = await forwardOnce(
-      gw.internalAddress,
-      agentB,
-      'agent-a',
-      secretsPath,
-      undefined,
-      'link',
-    );
+    const onInternal = await linkOnce(gw.internalAddress, agentB, 'agent-a', secretsPath);
     expect(onInternal.error?.code).toBe(status.UNAVAILABLE);
     expect(onInternal.status).toBeUndefined();
     // The proxy's link, opened afterwards, carries the first request agent-a's cluster sees.
     const proxy = tls(await pki.proxy('resource-proxy'));
-    const ok = await forwardOnce(gw.internalAddress, proxy, 'agent-a', '/via-link', undefined, 'link');
+    const ok = await linkOnce(gw.internalAddress, proxy, 'agent-a', '/via-link');
     expect([ok.status, ok.body]).toEqual([200, 'agent:agent-a GET /via-link']);
     expect(backend.requests.slice(before)).toEqual(['GET /via-link']);
     await expect
       .poll(
         () =>
           logged(gw, 'refused a call to a service this listener does not serve').some(
-            (l) => l.method === '/pullplane.tunnel.v1.GatewayForward/Link' && l.identity === 'agent-b',
+            (l) => l.method === GATEWAY_LINK_PATH && l.identity === 'agent-b',
           ),
         { timeout: 10_000 },
       )
@@ -138,7 +157,7 @@ describe('one listener, one service (default --auth=mtls)', () => {
 
   it("refuses agent-b's certificate on the internal port: it is not a proxy credential", async () => {
     const agentB = await pki.agent('agent-b');
-    const out = await forwardOnce(gw.internalAddress, tls(agentB), 'agent-a', secretsPath);
+    const out = await linkOnce(gw.internalAddress, tls(agentB), 'agent-a', secretsPath);
     expect(out.error?.code).toBe(status.UNAVAILABLE);
     expect(out.status).toBeUndefined();
     await lastLogged(gw, 'rejected TLS client: identity not allowed', 1).toMatchObject({
@@ -149,7 +168,7 @@ describe('one listener, one service (default --auth=mtls)', () => {
 
   it('refuses no certificate on either port', async () => {
     for (const address of [gw.agentAddress, gw.internalAddress]) {
-      const out = await forwardOnce(address, tls(), 'agent-a', secretsPath);
+      const out = await linkOnce(address, tls(), 'agent-a', secretsPath);
       expect(out.error?.code, address).toBe(status.UNAVAILABLE);
       expect(out.status).toBeUndefined();
     }
@@ -162,7 +181,7 @@ describe('one listener, one service (default --auth=mtls)', () => {
 
   it('refuses a proxy certificate that is not on --internal-allowed-clients', async () => {
     const other = await pki.proxy('redis-proxy');
-    const out = await forwardOnce(gw.internalAddress, tls(other), 'agent-a', secretsPath);
+    const out = await linkOnce(gw.internalAddress, tls(other), 'agent-a', secretsPath);
     expect(out.error?.code).toBe(status.UNAVAILABLE);
     await lastLogged(gw, 'rejected TLS client: identity not allowed', 2).toMatchObject({
       code: 'INTERNAL_CALLER_NOT_ALLOWED',
@@ -183,7 +202,7 @@ describe('one listener, one service (default --auth=mtls)', () => {
 });
 
 describe('one listener, one service (--auth=token: the agent port asks for no certificate)', () => {
-  it('refuses Forward on the agent port to a client with no credentials at all', async () => {
+  it('refuses Link on the agent port to a client with no credentials at all', async () => {
     const authority = await TokenAuthority.generate({ audience: AGENT_TOKEN_AUDIENCE });
     const keyPath = path.join(pki.dir, 'agent-jwt.key');
     writeFileSync(keyPath, authority.exportPrivateKeyPem());
@@ -191,12 +210,12 @@ describe('one listener, one service (--auth=token: the agent port asks for no ce
     cleanup.push(() => gw.child.kill('SIGKILL'));
     const before = backend.requests.length;
     await holdAgent(gw, 'agent-t', await authority.issue('agent-t'));
-    const bare = await forwardOnce(gw.agentAddress, tls(), 'agent-t', secretsPath);
+    const bare = await linkOnce(gw.agentAddress, tls(), 'agent-t', secretsPath);
     expect(bare.error?.code).toBe(status.UNIMPLEMENTED);
-    // Not even an agent's own token turns the agent port into a Forward port.
+    // Not even an agent's own token turns the agent port into a Link port.
     const md = new Metadata();
     md.set('authorization', `Bearer ${await authority.issue('agent-b')}`);
-    const withToken = await forwardOnce(gw.agentAddress, tls(), 'agent-t', secretsPath, md);
+    const withToken = await linkOnce(gw.agentAddress, tls(), 'agent-t', secretsPath, md);
     expect(withToken.error?.code).toBe(status.UNIMPLEMENTED);
     expect(backend.requests.slice(before)).toEqual([]);
     await expect
@@ -231,11 +250,11 @@ describe('a plaintext gateway (behind a mesh)', () => {
       );
     expect(await Promise.race([app.exited, started])).toBe(2);
     expect(app.logs.join('\n')).toMatch(
-      /--insecure-plaintext with --internal-auth=mtls would leave Forward calls on the internal listener unauthenticated.*set --internal-auth=istio, linkerd or header:<name>:<regex>/,
+      /--insecure-plaintext with --internal-auth=mtls would leave Link calls on the internal listener unauthenticated.*set --internal-auth=istio, linkerd or header:<name>:<regex>/,
     );
   });
 
-  it('authenticates and authorises every Forward by the mesh identity header', async () => {
+  it('authenticates and authorises every Link by the mesh identity header', async () => {
     const listenPort = await freePort();
     const internalPort = await freePort();
     const app = spawnApp('stream-gateway', [
@@ -294,17 +313,11 @@ describe('a plaintext gateway (behind a mesh)', () => {
       return m;
     };
     const before = backend.requests.length;
-    const none = await forwardOnce(internal, credentials.createInsecure(), 'agent-p', secretsPath);
+    const none = await linkOnce(internal, credentials.createInsecure(), 'agent-p', secretsPath);
     expect(none.error?.code).toBe(status.UNAUTHENTICATED);
-    const evil = await forwardOnce(
-      internal,
-      credentials.createInsecure(),
-      'agent-p',
-      secretsPath,
-      xfcc('evil'),
-    );
+    const evil = await linkOnce(internal, credentials.createInsecure(), 'agent-p', secretsPath, xfcc('evil'));
     expect(evil.error?.code).toBe(status.PERMISSION_DENIED);
-    const ok = await forwardOnce(
+    const ok = await linkOnce(
       internal,
       credentials.createInsecure(),
       'agent-p',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayStartupWarnings, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
 import { dial, startGateway } from './in-process.js';
-import { forwardOnce, spawnApp } from './support.js';
+import { linkOnce, spawnApp } from './support.js';
 
 // Issue 8, items 4 and 5: mesh identities are pinned to the agents' (and proxies')
 // namespaces and trust domain, and an ambiguous XFCC element names nobody.
@@ -86,7 +86,7 @@ describe('--auth=istio, pinned', () => {
   it('admits on the internal listener only the allowed proxies of the pinned namespace', async () => {
     const internal = `127.0.0.1:${istio.app.gateway!.internalPort}`;
     const call = (uri: string) =>
-      forwardOnce(internal, credentials.createInsecure(), 'agent-a', '/', md(XFCC, sidecar(uri)));
+      linkOnce(internal, credentials.createInsecure(), 'agent-a', '/', md(XFCC, sidecar(uri)));
     // An agent's identity, even with a proxy's service account name, is not a proxy.
     const agentNs = await call('spiffe://cluster.local/ns/agents/sa/argocd-agent-resource-proxy');
     expect(agentNs.error?.code).toBe(status.UNAUTHENTICATED);

@@ -10,14 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import {
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  frame,
-  GATEWAY_FORWARD_PATH,
-  GATEWAY_LINK_PATH,
-} from '@pullplane/proto';
+import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
 import { builtAppMain, freePort } from '@pullplane/testing';
 import pino from 'pino';
@@ -275,7 +268,7 @@ export async function startRouter(
   };
 }
 
-export interface ForwardOutcome {
+export interface LinkOutcome {
   error?: ServiceError;
   status?: number;
   body?: string;
@@ -283,19 +276,19 @@ export interface ForwardOutcome {
 }
 
 /**
- * Calls GatewayForward.Forward (or, with `rpc: 'link'`, opens a Link) on `address` the way an
- * attacker (or a proxy) would: one Open for `agent`, then whatever comes back.
+ * Opens a GatewayForward.Link on `address` the way an attacker (or a proxy) would: one Open for
+ * `agent`, then whatever comes back. `method` calls another method the same way (the retired
+ * Forward, Link on the wrong listener).
  */
-export function forwardOnce(
+export function linkOnce(
   address: string,
   creds: ChannelCredentials,
   agent: string,
   path: string,
   md = new Metadata(),
-  rpc: 'forward' | 'link' = 'forward',
-): Promise<ForwardOutcome> {
+  method = GATEWAY_LINK_PATH,
+): Promise<LinkOutcome> {
   const client = new Client(address, creds, { 'grpc.ssl_target_name_override': 'localhost' });
-  const method = rpc === 'link' ? GATEWAY_LINK_PATH : GATEWAY_FORWARD_PATH;
   const call = client.makeBidiStreamRequest<Frame, Frame>(method, encodeFrame, decodeFrame, md);
   call.write(
     frame({
@@ -303,16 +296,15 @@ export function forwardOnce(
       value: { streamId: 1, agent, head: { case: 'http', value: { method: 'GET', path, headers: [] } } },
     }),
   );
-  // Ending a link would end its streams: it is cancelled once the answer is in.
-  if (rpc === 'forward') call.end();
-  const out: ForwardOutcome = {};
+  const out: LinkOutcome = {};
   let body = '';
   return new Promise((resolve) => {
     let finished = false;
+    // Ending a link would end its streams: it is cancelled once the answer is in.
     const done = () => {
       if (finished) return;
       finished = true;
-      if (rpc === 'link') call.cancel();
+      call.cancel();
       client.close();
       resolve(out);
     };
@@ -328,7 +320,7 @@ export function forwardOnce(
         if (k.value.endStream) out.body = body;
       } else if (k.case === 'end') out.body = body;
       else if (f.kind.case === 'reset') out.reset = f.kind.value.message;
-      if (rpc === 'link' && (out.body !== undefined || out.reset !== undefined)) done();
+      if (out.body !== undefined || out.reset !== undefined) done();
     };
     call.on('data', onFrame);
     call.on('error', (error: ServiceError) => {

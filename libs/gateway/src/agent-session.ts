@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerDuplexStream } from '@grpc/grpc-js';
-import type { Frame } from '@pullplane/proto';
 import {
   DEFAULT_SESSION_WINDOW_BUDGET,
-  duplexFrameSink,
   Multiplexer,
   type OpenInit,
   type PeerViolation,
@@ -14,6 +11,7 @@ import {
 } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { type AgentLimits, DEFAULT_AGENT_LIMITS, ViolationCounter } from './agent-limits.js';
+import type { FrameCall } from './frame-call.js';
 
 export interface AgentSessionInfo {
   agent: string;
@@ -68,7 +66,7 @@ export class AgentSession {
 
   constructor(
     readonly info: AgentSessionInfo,
-    private readonly call: ServerDuplexStream<Frame, Frame>,
+    private readonly call: FrameCall,
     private readonly opts: AgentSessionOptions,
   ) {
     this.log = opts.logger.child({ agent: info.agent, session: this.sessionId });
@@ -76,7 +74,7 @@ export class AgentSession {
     this.relayBudget = new WindowBudget(limits.relayShareBytes, opts.processRelayBudget);
     this.violations = new ViolationCounter(limits);
     this.mux = new Multiplexer({
-      sink: duplexFrameSink(call),
+      sink: call.sink,
       idParity: 'odd',
       protocolVersion: info.protocolVersion,
       maxChunkSize: opts.maxChunkSize,
@@ -97,23 +95,22 @@ export class AgentSession {
       this.pingTimer.unref();
     }
     this.mux.on('protocol-error', (msg) => this.log.warn({ reason: msg }, 'agent protocol error'));
-    call.on('data', (f: Frame) => {
-      this.armIdleTimer();
-      this.mux.receive(f);
-    });
-    call.on('end', () =>
-      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)),
-    );
-    call.on('error', (err: Error) =>
-      this.end(
-        new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} tunnel failed: ${err.message}`),
-      ),
-    );
-    call.on('cancelled', () =>
-      this.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${info.agent} disconnected`)),
-    );
     this.armIdleTimer();
-    call.resume();
+    call.serve(
+      (f) => {
+        this.armIdleTimer();
+        this.mux.receive(f);
+      },
+      (how, err) =>
+        this.end(
+          new TunnelError(
+            TunnelErrorCode.UNAVAILABLE,
+            how === 'failed'
+              ? `agent ${info.agent} tunnel failed: ${err?.message}`
+              : `agent ${info.agent} disconnected`,
+          ),
+        ),
+    );
   }
 
   get agent(): string {
@@ -151,7 +148,7 @@ export class AgentSession {
     clearTimeout(this.idleTimer);
     clearInterval(this.pingTimer);
     this.mux.close(reason);
-    if (!this.call.writableEnded) this.call.end();
+    this.call.end();
     this.opts.onClosed(this, reason);
   }
 

@@ -1,5 +1,5 @@
 import type { PeerCertificate } from 'node:tls';
-import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import type { CredentialKind } from '@pullplane/auth';
 
 /** What an authenticator may look at for one incoming call. */
@@ -31,21 +31,3 @@ export type Authenticator = (ctx: CallContext) => AuthOutcome | Promise<AuthOutc
 
 /** Looks up the identity a listener recorded for a connection, by the call's peer address. */
 export type ConnectionLookup = (remote: string) => AuthOutcome | undefined;
-
-/** The peer certificate and connection identity are looked up only if an authenticator asks. */
-export function callContext(
-  call: ServerDuplexStream<unknown, unknown>,
-  connections?: ConnectionLookup,
-): CallContext {
-  const remote = call.getPeer();
-  return {
-    metadata: call.metadata,
-    get peerCertificate() {
-      return call.getAuthContext()?.sslPeerCertificate;
-    },
-    get connection() {
-      return connections?.(remote);
-    },
-    remote,
-  };
-}

@@ -24,7 +24,6 @@ import type { Registry } from 'prom-client';
 import { type AgentLimits, DEFAULT_AGENT_LIMITS } from './agent-limits.js';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator } from './caller-auth.js';
-import { createForwardHandler } from './forward-service.js';
 import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 import { createLinkHandler } from './link-service.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
@@ -196,14 +195,16 @@ export class Gateway {
     if (opts.internalListener) {
       this.internalServer = new Server(SERVER_OPTIONS);
       this.internalServer.addService(gatewayForwardService, {
-        forward: createForwardHandler({
-          gatewayId: this.gatewayId,
-          authenticate: opts.authenticateInternal,
+        // Retired (one call per stream, served for the release before links): a proxy that
+        // still calls it learns why, and the operator sees who.
+        forward: refuseStrayCalls({
+          listener: 'internal',
+          path: GATEWAY_FORWARD_PATH,
+          details: `${GATEWAY_FORWARD_PATH} is retired: upgrade the proxy to a release that uses ${GATEWAY_LINK_PATH}`,
+          identify: opts.authenticateInternal,
           connections: internalConnections,
-          openLocal: (agent, open) => this.openLocal(agent, open),
-          logger: opts.logger.child({ component: 'forward' }),
+          logger: opts.logger,
           metrics: this.metrics,
-          ...(opts.tracer ? { tracer: opts.tracer } : {}),
         }),
         link: createLinkHandler({
           gatewayId: this.gatewayId,

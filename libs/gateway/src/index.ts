@@ -11,13 +11,8 @@ export {
   type InternalAuth,
   internalAuthenticator,
 } from './authenticators.js';
-export {
-  type Authenticator,
-  type AuthOutcome,
-  type CallContext,
-  type ConnectionLookup,
-  callContext,
-} from './caller-auth.js';
+export type { Authenticator, AuthOutcome, CallContext, ConnectionLookup } from './caller-auth.js';
+export { type CallEnd, callContext, FrameCall } from './frame-call.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 export {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, resetFrame } from '@pullplane/proto';
 import {
-  duplexFrameSink,
   isTunnelError,
   Multiplexer,
   routeRefusalCode,
@@ -13,11 +12,10 @@ import {
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
-import { admitInternalCall, endRelaySpan, startRelaySpan } from './forward-service.js';
+import { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
+import { endRelaySpan, startRelaySpan } from './relay-span.js';
 import { StreamRelay } from './stream-relay.js';
-
-type Call = ServerDuplexStream<Frame, Frame>;
 
 export interface LinkServiceOptions {
   gatewayId: string;
@@ -41,8 +39,11 @@ export interface LinkServiceOptions {
  * answered Reset NO_ROUTE when this gateway cannot reach the agent, so the proxy retries at the
  * gateway that holds it now.
  */
-export function createLinkHandler(opts: LinkServiceOptions): (call: Call) => void {
-  return (call) => {
+export function createLinkHandler(
+  opts: LinkServiceOptions,
+): (call: ServerDuplexStream<Frame, Frame>) => void {
+  return (grpcCall) => {
+    const call = new FrameCall(grpcCall);
     admitInternalCall(call, opts).then(
       (ok) => {
         if (ok) serveLink(call, opts);
@@ -52,10 +53,29 @@ export function createLinkHandler(opts: LinkServiceOptions): (call: Call) => voi
   };
 }
 
-function serveLink(call: Call, opts: LinkServiceOptions): void {
+/**
+ * Authenticates and authorises a call on the internal listener, once per call (the TLS identity
+ * cannot change on a connection); a refused call is answered with its gRPC status and false.
+ */
+async function admitInternalCall(
+  call: FrameCall,
+  opts: Pick<LinkServiceOptions, 'authenticate' | 'connections' | 'logger' | 'metrics'>,
+): Promise<boolean> {
+  const auth = await opts.authenticate(call.context(opts.connections));
+  if (auth.ok) return true;
+  opts.metrics.internalAuthFailures.inc({ code: auth.code });
+  opts.logger.warn({ code: auth.code, reason: auth.reason, remote: call.remote }, 'internal caller rejected');
+  call.refuse(
+    auth.code === 'INTERNAL_CALLER_NOT_ALLOWED' ? status.PERMISSION_DENIED : status.UNAUTHENTICATED,
+    auth.reason,
+  );
+  return false;
+}
+
+function serveLink(call: FrameCall, opts: LinkServiceOptions): void {
   const linkId = randomUUID();
-  const log = opts.logger.child({ link: linkId, remote: call.getPeer() });
-  const sink = duplexFrameSink(call);
+  const log = opts.logger.child({ link: linkId, remote: call.remote });
+  const sink = call.sink;
   const mux: Multiplexer = new Multiplexer({
     sink,
     idParity: 'even',
@@ -137,16 +157,21 @@ function serveLink(call: Call, opts: LinkServiceOptions): void {
     opts.links.delete(close);
     opts.metrics.linksOpen.dec();
     mux.close(new TunnelError(TunnelErrorCode.CANCELLED, reason));
-    if (!call.writableEnded && !call.destroyed) {
-      sink.flush();
-      call.end();
-    }
+    call.end();
     log.debug({ reason }, 'proxy link closed');
   };
   opts.links.add(close);
-  call.on('data', (f: Frame) => mux.receive(f));
-  call.on('end', () => close('proxy ended the link'));
-  call.on('cancelled', () => close('proxy cancelled the link'));
-  call.on('error', (err: Error) => close(`link failed: ${err.message}`));
-  call.on('close', () => close('link closed'));
+  call.serve(
+    (f) => mux.receive(f),
+    (how, err) =>
+      close(
+        how === 'ended'
+          ? 'proxy ended the link'
+          : how === 'cancelled'
+            ? 'proxy cancelled the link'
+            : how === 'failed'
+              ? `link failed: ${err?.message}`
+              : 'link closed',
+      ),
+  );
 }

@@ -92,7 +92,7 @@ export function createGatewayMetrics(
     forwardRejected: counter(
       registry,
       'pullplane_gateway_forward_rejected_total',
-      'Forward requests refused (agent not here, tunnel full…).',
+      'Streams a proxy link opened that the gateway refused (agent not here, tunnel full…).',
       ['code'],
     ),
     linksOpen: gauge(
@@ -113,13 +113,13 @@ export function createGatewayMetrics(
     internalAuthFailures: counter(
       registry,
       'pullplane_gateway_internal_auth_failures_total',
-      'Forward calls refused on the internal listener (no or wrong credentials, not allowed).',
+      'Link calls refused on the internal listener (no or wrong credentials, not allowed).',
       ['code'],
     ),
     strayCalls: counter(
       registry,
       'pullplane_gateway_stray_calls_total',
-      'Calls to a service the listener does not serve (Forward on the agent listener, Connect on the internal one).',
+      'Calls to a method the listener does not serve (Link on the agent listener, Connect on the internal one, the retired Forward on both).',
       ['listener'],
     ),
     tunnelReplacements: counter(

@@ -1,6 +1,8 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import type { Frame } from '@pullplane/proto';
 import type { Logger } from 'pino';
-import { type Authenticator, type ConnectionLookup, callContext } from './caller-auth.js';
+import type { Authenticator, ConnectionLookup } from './caller-auth.js';
+import { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export interface StrayCallOptions {
@@ -8,6 +10,8 @@ export interface StrayCallOptions {
   listener: string;
   /** The method path that is not served here. */
   path: string;
+  /** What the caller is told; by default, that the method is not served on this listener. */
+  details?: string;
   /** The listener's own authenticator, run only to say who tried. */
   identify: Authenticator;
   connections?: ConnectionLookup;
@@ -16,25 +20,22 @@ export interface StrayCallOptions {
 }
 
 /**
- * A handler for a method this listener deliberately does not serve (Forward on the agent
- * listener, Connect on the internal one): answered UNIMPLEMENTED, as grpc-js answers any
- * unknown method, and logged with the caller, because nobody legitimate ever calls it.
+ * A handler for a method this listener deliberately does not serve (Link on the agent
+ * listener, Connect on the internal one, the retired Forward on both): answered UNIMPLEMENTED,
+ * as grpc-js answers any unknown method, and logged with the caller, because nobody legitimate
+ * ever calls it.
  */
-export function refuseStrayCalls(
-  opts: StrayCallOptions,
-): (call: ServerDuplexStream<unknown, unknown>) => void {
-  return (call) => {
-    const ctx = callContext(call, opts.connections);
+export function refuseStrayCalls(opts: StrayCallOptions): (call: ServerDuplexStream<Frame, Frame>) => void {
+  return (grpcCall) => {
+    const call = new FrameCall(grpcCall);
+    const ctx = call.context(opts.connections);
     const refuse = (identity: Record<string, unknown>) => {
       opts.metrics.strayCalls.inc({ listener: opts.listener });
       opts.logger.warn(
         { listener: opts.listener, method: opts.path, remote: ctx.remote, ...identity },
         'refused a call to a service this listener does not serve',
       );
-      call.emit('error', {
-        code: status.UNIMPLEMENTED,
-        details: `${opts.path} is not served on this listener`,
-      });
+      call.refuse(status.UNIMPLEMENTED, opts.details ?? `${opts.path} is not served on this listener`);
     };
     Promise.resolve()
       .then(() => opts.identify(ctx))

@@ -1,10 +1,11 @@
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
-import { type Frame, frame, type Hello, negotiateVersion } from '@pullplane/proto';
+import { type Frame, frame, negotiateVersion } from '@pullplane/proto';
 import type { WindowBudget } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentLimits } from './agent-limits.js';
 import { AgentSession, type AgentSessionOptions } from './agent-session.js';
-import { type Authenticator, callContext } from './caller-auth.js';
+import type { Authenticator } from './caller-auth.js';
+import { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export interface TunnelServiceOptions {
@@ -35,34 +36,31 @@ export interface TunnelServiceOptions {
   >;
 }
 
-type Call = ServerDuplexStream<Frame, Frame>;
-
-function fail(call: Call, code: status, details: string): void {
-  call.emit('error', { code, details, name: 'TunnelRejected', message: details });
-}
-
 /** AgentTunnel.Connect: authenticate, negotiate the protocol, then run the session. */
-export function createTunnelHandler(opts: TunnelServiceOptions): (call: Call) => void {
-  return (call) => {
+export function createTunnelHandler(
+  opts: TunnelServiceOptions,
+): (call: ServerDuplexStream<Frame, Frame>) => void {
+  return (grpcCall) => {
+    const call = new FrameCall(grpcCall);
     void accept(call, opts).catch((err: unknown) => {
       opts.logger.error({ err: String(err) }, 'tunnel handshake failed');
-      fail(call, status.INTERNAL, 'tunnel handshake failed');
+      call.refuse(status.INTERNAL, 'tunnel handshake failed');
     });
   };
 }
 
-async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
-  const ctx = callContext(call);
+async function accept(call: FrameCall, opts: TunnelServiceOptions): Promise<void> {
+  const ctx = call.context();
   const log = opts.logger.child({ remote: ctx.remote });
   if (!opts.isAccepting()) {
-    fail(call, status.UNAVAILABLE, 'gateway is shutting down; reconnect to another replica');
+    call.refuse(status.UNAVAILABLE, 'gateway is shutting down; reconnect to another replica');
     return;
   }
   const auth = await opts.authenticate(ctx);
   if (!auth.ok) {
     opts.metrics.authFailures.inc({ code: auth.code });
     log.warn({ code: auth.code, reason: auth.reason }, 'agent authentication failed');
-    fail(call, status.UNAUTHENTICATED, `authentication failed: ${auth.reason}`);
+    call.refuse(status.UNAUTHENTICATED, `authentication failed: ${auth.reason}`);
     return;
   }
   const agent = auth.identity;
@@ -71,8 +69,7 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     // Authenticators refuse other kinds already; this keeps a misconfigured one from opening tunnels.
     opts.metrics.authFailures.inc({ code: 'AUTH_CREDENTIAL_WRONG_KIND' });
     log.warn({ agent, credential }, 'a non-agent credential tried to open a tunnel');
-    fail(
-      call,
+    call.refuse(
       status.UNAUTHENTICATED,
       `authentication failed: a ${credential} credential cannot open a tunnel`,
     );
@@ -81,19 +78,19 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
   if (opts.isRevoked?.(agent)) {
     opts.metrics.authFailures.inc({ code: 'AGENT_REVOKED' });
     log.warn({ agent }, 'revoked agent tried to connect');
-    fail(call, status.PERMISSION_DENIED, `agent ${agent} has been revoked`);
+    call.refuse(status.PERMISSION_DENIED, `agent ${agent} has been revoked`);
     return;
   }
-  const hello = await readHello(call, opts.helloTimeoutMs);
+  const first = await call.firstFrame(opts.helloTimeoutMs);
+  const hello = first?.kind.case === 'hello' ? first.kind.value : undefined;
   if (!hello) {
     log.warn({ agent }, 'agent did not open with a Hello frame');
-    fail(call, status.INVALID_ARGUMENT, `expected a Hello frame first, within ${opts.helloTimeoutMs} ms`);
+    call.refuse(status.INVALID_ARGUMENT, `expected a Hello frame first, within ${opts.helloTimeoutMs} ms`);
     return;
   }
   if (hello.agentName && hello.agentName !== agent) {
     log.warn({ agent, claimed: hello.agentName }, 'agent name does not match its authenticated identity');
-    fail(
-      call,
+    call.refuse(
       status.PERMISSION_DENIED,
       `agent calls itself "${hello.agentName}" but authenticated as "${agent}"`,
     );
@@ -102,14 +99,14 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
   const version = negotiateVersion(hello.minProtocolVersion, hello.maxProtocolVersion);
   if (!version.ok) {
     log.warn({ agent, reason: version.message }, 'protocol negotiation failed');
-    fail(call, status.FAILED_PRECONDITION, version.message);
+    call.refuse(status.FAILED_PRECONDITION, version.message);
     return;
   }
   const refused = opts.refusal?.(agent, credential);
   if (refused) {
     opts.metrics.authFailures.inc({ code: 'TUNNEL_HELD_BY_STRONGER_CREDENTIAL' });
     log.warn({ agent, credential, reason: refused }, 'security: refused to replace a tunnel');
-    fail(call, status.PERMISSION_DENIED, refused);
+    call.refuse(status.PERMISSION_DENIED, refused);
     return;
   }
   const heartbeatIntervalMs = hello.heartbeatIntervalMs;
@@ -136,7 +133,8 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
       ...opts.sessionHooks,
     },
   );
-  call.write(
+  // Alone in its message: the agent reads the first one as the Welcome.
+  call.sink.send(
     frame({
       case: 'welcome',
       value: {
@@ -148,6 +146,7 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
       },
     }),
   );
+  call.sink.flush();
   log.info(
     {
       agent,
@@ -166,26 +165,4 @@ async function accept(call: Call, opts: TunnelServiceOptions): Promise<void> {
     );
   }
   opts.onSession(session);
-}
-
-function readHello(call: Call, timeoutMs: number): Promise<Hello | undefined> {
-  return new Promise((resolve) => {
-    const done = (h: Hello | undefined) => {
-      clearTimeout(timer);
-      call.off('data', onData);
-      call.off('end', onEnd);
-      call.off('error', onEnd);
-      resolve(h);
-    };
-    const onData = (f: Frame) => {
-      // Hold further frames until the session attaches its own reader.
-      call.pause();
-      done(f.kind.case === 'hello' ? f.kind.value : undefined);
-    };
-    const onEnd = () => done(undefined);
-    const timer = setTimeout(() => done(undefined), timeoutMs);
-    call.once('data', onData);
-    call.once('end', onEnd);
-    call.once('error', onEnd);
-  });
 }

@@ -7,8 +7,10 @@ import {
   type Frame,
   frame,
   GATEWAY_FORWARD_PATH,
+  GATEWAY_LINK_PATH,
 } from '@pullplane/proto';
 import { DEFAULT_MAX_CONCURRENT_STREAMS, TunnelErrorCode } from '@pullplane/tunnel';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { cleanups, metadataOf, rawAgent, startGateway } from './support.js';
 
@@ -47,19 +49,19 @@ const openedPaths = (frames: Frame[]) =>
     );
 
 describe('one listener, one service', () => {
-  it('does not serve Forward on the agent listener: an agent cannot reach another agent', async () => {
+  it('does not serve Link on the agent listener: an agent cannot reach another agent', async () => {
     const g = await startGateway(createMemoryBus());
     const victim = await rawAgent(g.agentPort, 'agent-a');
     await rawAgent(g.agentPort, 'agent-b');
     // Whichever comes first: the call's refusal, or agent-a being reached through it.
     const outcome = await Promise.race([
-      call(g.agentPort, GATEWAY_FORWARD_PATH, 'agent-b', openFor('agent-a', '/api/v1/secrets')),
+      call(g.agentPort, GATEWAY_LINK_PATH, 'agent-b', openFor('agent-a', '/api/v1/secrets')),
       victim.firstOpen.then((path) => ({ reachedAgentA: path })),
     ]);
     expect(outcome).toMatchObject({
       error: {
         code: status.UNIMPLEMENTED,
-        details: `${GATEWAY_FORWARD_PATH} is not served on this listener`,
+        details: `${GATEWAY_LINK_PATH} is not served on this listener`,
       },
       frames: [],
     });
@@ -69,6 +71,38 @@ describe('one listener, one service', () => {
     });
     legit.on('error', () => undefined);
     expect(await victim.firstOpen).toBe('/after');
+  });
+
+  it('answers the retired Forward UNIMPLEMENTED on both listeners, saying why, and counts who tried', async () => {
+    const registry = new Registry();
+    const g = await startGateway(createMemoryBus(), { registry });
+    const agent = await rawAgent(g.agentPort, 'agent-f');
+    const onInternal = await call(
+      g.internalPort,
+      GATEWAY_FORWARD_PATH,
+      'resource-proxy',
+      openFor('agent-f', '/api/v1/secrets'),
+    );
+    expect(onInternal).toMatchObject({
+      error: {
+        code: status.UNIMPLEMENTED,
+        details: `${GATEWAY_FORWARD_PATH} is retired: upgrade the proxy to a release that uses ${GATEWAY_LINK_PATH}`,
+      },
+      frames: [],
+    });
+    const onAgents = await call(g.agentPort, GATEWAY_FORWARD_PATH, 'agent-b', openFor('agent-f', '/'));
+    expect(onAgents.error?.code).toBe(status.UNIMPLEMENTED);
+    const stray = await registry.getSingleMetric('pullplane_gateway_stray_calls_total')?.get();
+    expect(Object.fromEntries(stray?.values.map((v) => [v.labels.listener, v.value]) ?? [])).toEqual({
+      internal: 1,
+      agents: 1,
+    });
+    // Neither call reached the agent: the first Open it sees is a legitimate one sent after them.
+    const legit = g.openLocal('agent-f', {
+      head: { case: 'http', value: { method: 'GET', path: '/after', headers: [] } },
+    });
+    legit.on('error', () => undefined);
+    expect(await agent.firstOpen).toBe('/after');
   });
 
   it('does not serve Connect on the internal listener: no tunnel is opened there', async () => {

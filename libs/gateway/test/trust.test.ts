@@ -1,14 +1,7 @@
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { parseAuthMethod } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
-import {
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  frame,
-  GATEWAY_FORWARD_PATH,
-  GATEWAY_LINK_PATH,
-} from '@pullplane/proto';
+import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { describe, expect, it } from 'vitest';
 import {
   type Authenticator,
@@ -16,46 +9,13 @@ import {
   internalAuthenticator,
   ReplacementWatch,
 } from '../src/index.js';
-import { byMetadata, cleanups, metadataOf, rawAgent, startGateway } from './support.js';
+import { byMetadata, cleanups, rawAgent, startGateway } from './support.js';
 
 /** Opens a tunnel like an agent; resolves once Welcome or an error arrived, keeping the call open. */
 const connect = (port: number, agent: string, credential: 'agent' | 'unmarked') =>
   rawAgent(port, agent, { credential });
 const gateway = (bus: Bus, authenticateInternal: Authenticator = byMetadata) =>
   startGateway(bus, { authenticateInternal });
-
-describe('internal listener authentication per call', () => {
-  it('refuses a Forward that did not arrive over a checked TLS connection, whatever it carries', async () => {
-    // The mTLS authenticator on a plaintext listener: before, every call passed unchecked.
-    const internal = internalAuthenticator(parseAuthMethod('mtls'), ['resource-proxy']);
-    const g = await gateway(createMemoryBus(), internal.perCall);
-    await connect(g.agentPort, 'agent-a', 'agent');
-    const client = new Client(`127.0.0.1:${g.internalPort}`, credentials.createInsecure());
-    cleanups.push(() => client.close());
-    const call = client.makeBidiStreamRequest<Frame, Frame>(
-      GATEWAY_FORWARD_PATH,
-      encodeFrame,
-      decodeFrame,
-      metadataOf('resource-proxy'),
-    );
-    call.write(
-      frame({
-        case: 'open',
-        value: {
-          streamId: 1,
-          agent: 'agent-a',
-          head: { case: 'http', value: { method: 'GET', path: '/', headers: [] } },
-        },
-      }),
-    );
-    const frames: string[] = [];
-    call.on('data', (f: Frame) => frames.push(f.kind.case ?? ''));
-    const error = await new Promise<ServiceError>((resolve) => call.on('error', resolve));
-    expect(error.code).toBe(status.UNAUTHENTICATED);
-    expect(error.details).toMatch(/did not arrive on a TLS connection with a verified proxy certificate/);
-    expect(frames).toEqual([]);
-  });
-});
 
 describe('proxy links', () => {
   /** Opens a Link and sends an Open for agent-a; resolves with what came back and how the call ended. */

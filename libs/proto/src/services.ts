@@ -5,6 +5,7 @@ import { encodeFrameFast } from './codec/frame-encoder.js';
 import { type Frame, FrameSchema } from './gen/pullplane/tunnel/v1/tunnel_pb.js';
 
 export const AGENT_TUNNEL_CONNECT_PATH = '/pullplane.tunnel.v1.AgentTunnel/Connect';
+/** Retired (see tunnel.proto): gateways answer it UNIMPLEMENTED, saying why. */
 export const GATEWAY_FORWARD_PATH = '/pullplane.tunnel.v1.GatewayForward/Forward';
 export const GATEWAY_LINK_PATH = '/pullplane.tunnel.v1.GatewayForward/Link';
 

@@ -1,13 +1,12 @@
 import { create } from '@bufbuild/protobuf';
-import { type ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
+import type { ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { type Open, OpenSchema } from '@pullplane/proto';
 import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
-import { gatewayChannelOptions } from './gateway-channel-options.js';
-import { GatewayLink } from './gateway-link.js';
+import { GatewayLink, gatewayClient } from './gateway-link.js';
 import { LinkPool } from './link-pool.js';
 import { LinkStream, type Route } from './link-stream.js';
 
@@ -244,7 +243,7 @@ export class AgentRouter {
         return new GatewayLink({
           address,
           client: this.client(address),
-          metadata: this.opts.metadata?.() ?? new Metadata(),
+          metadata: this.opts.metadata?.(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
           onClosed: (link, reason) =>
             this.opts.logger.info(
@@ -261,11 +260,7 @@ export class AgentRouter {
   private client(address: string): Client {
     let c = this.clients.get(address);
     if (!c) {
-      c = new Client(
-        address,
-        this.opts.credentials,
-        gatewayChannelOptions({ serverNameOverride: this.opts.serverNameOverride }),
-      );
+      c = gatewayClient(address, this.opts.credentials, { serverNameOverride: this.opts.serverNameOverride });
       this.clients.set(address, c);
     }
     return c;

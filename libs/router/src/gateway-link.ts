@@ -1,13 +1,61 @@
 import {
-  type Client,
+  type ChannelCredentials,
+  type ChannelOptions,
+  Client,
   type ClientDuplexStream,
-  type Metadata,
+  Metadata,
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
-import { decodeFrame, encodeFrame, type Frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  GATEWAY_LINK_PATH,
+  MAX_TUNNEL_MESSAGE_BYTES,
+} from '@pullplane/proto';
 import { duplexFrameSink, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
+
+/** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
+export const GATEWAY_CLIENT_WINDOW = 4 * 1024 * 1024;
+
+export interface GatewayChannelOptionsInit {
+  /** Name to verify in the gateway's certificate when it is dialled by pod IP. */
+  serverNameOverride?: string | undefined;
+}
+
+/**
+ * Channel options of a proxy replica's client towards a gateway's internal listener.
+ *
+ * `grpc-node.flow_control_window` is the one HTTP/2 knob grpc-js (1.14) has on the client:
+ * it is both the initial stream window in the first SETTINGS frame and, by a WINDOW_UPDATE
+ * before the first call, the connection window. Without it Node's 64 KiB would cap every
+ * response (and all of them together) at 64 KiB per round trip. The client's maximum frame
+ * size cannot be set through grpc-js and stays at HTTP/2's 16 KiB.
+ */
+export function gatewayChannelOptions(init: GatewayChannelOptionsInit = {}): ChannelOptions {
+  return {
+    'grpc.keepalive_time_ms': 20_000,
+    'grpc.keepalive_timeout_ms': 5_000,
+    'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
+    'grpc-node.max_session_memory': 256,
+    ...(init.serverNameOverride ? { 'grpc.ssl_target_name_override': init.serverNameOverride } : {}),
+    'grpc-node.flow_control_window': GATEWAY_CLIENT_WINDOW,
+    // Fail fast on a dead gateway instead of backing off for a minute.
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 2_000,
+  };
+}
+
+/** A client towards one gateway's internal listener; its links share its connection. */
+export function gatewayClient(
+  address: string,
+  credentials: ChannelCredentials,
+  init: GatewayChannelOptionsInit = {},
+): Client {
+  return new Client(address, credentials, gatewayChannelOptions(init));
+}
 
 /** Streams one link may carry at once; the gateway holds its side of a link to the same number. */
 export const LINK_MAX_CONCURRENT_STREAMS = 65_536;
@@ -15,7 +63,8 @@ export const LINK_MAX_CONCURRENT_STREAMS = 65_536;
 export interface GatewayLinkOptions {
   address: string;
   client: Client;
-  metadata: Metadata;
+  /** Metadata of the call (e.g. a token for the internal listener). */
+  metadata?: Metadata | undefined;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
@@ -23,7 +72,8 @@ export interface GatewayLinkOptions {
 
 /**
  * One persistent GatewayForward.Link call to a gateway, carrying many logical streams through a
- * multiplexer like an agent's tunnel. Streams attached before the gateway's Welcome (which sets
+ * multiplexer like an agent's tunnel. This module is the router's one contact with grpc-js:
+ * the channel options, the client and the call. Streams attached before the gateway's Welcome (which sets
  * the window and chunk size of the link) wait, detached, and leave together with it.
  */
 export class GatewayLink {
@@ -39,7 +89,7 @@ export class GatewayLink {
       GATEWAY_LINK_PATH,
       encodeFrame,
       decodeFrame,
-      opts.metadata,
+      opts.metadata ?? new Metadata(),
     );
     this.call = call;
     call.on('data', (f: Frame) => this.onFrame(f));

@@ -8,7 +8,9 @@ export { agentNotConnected } from './errors.js';
 export {
   GATEWAY_CLIENT_WINDOW,
   type GatewayChannelOptionsInit,
+  GatewayLink,
+  type GatewayLinkOptions,
   gatewayChannelOptions,
-} from './gateway-channel-options.js';
-export { GatewayLink, type GatewayLinkOptions } from './gateway-link.js';
+  gatewayClient,
+} from './gateway-link.js';
 export { LinkStream, type Route, type UnroutedHandler } from './link-stream.js';
