@@ -12,6 +12,7 @@ import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeader
 import {
   bindHttpExchange,
   bridgeUpgraded,
+  Deadline,
   isTunnelError,
   RESPONSE_FRAMING_METRIC,
   relayHttpResponse,
@@ -250,8 +251,7 @@ export function createExtensionProxy(opts: ExtensionProxyOptions): ExtensionProx
       },
       hasBody,
       requestId: a.requestId,
-      timeoutMs: opts.requestTimeoutMs,
-      routeDeadline: Date.now() + opts.requestTimeoutMs,
+      deadline: Deadline.after(opts.requestTimeoutMs),
     });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

@@ -5,6 +5,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { type HeaderAuthMethod, parseAuthMethod } from '@pullplane/auth';
+import { openInitOf } from '@pullplane/router';
 import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -37,8 +38,7 @@ link.connect(
 );
 const router: StreamOpener = {
   open: (agentName, init) => {
-    const { routeDeadline: _ignored, ...rest } = init;
-    return gateway.open({ ...rest, agent: agentName });
+    return gateway.open({ ...openInitOf(init), agent: agentName });
   },
 };
 const MESH = 'x-test-identity';

@@ -16,6 +16,7 @@ import {
 } from '@pullplane/proto';
 import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
 import {
+  Deadline,
   duplexFrameSink,
   forEachFrame,
   isTunnelError,
@@ -25,7 +26,7 @@ import {
 } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type Authenticator, Gateway, type GatewayOptions } from '../src/index.js';
 
 const logger = pino({ level: 'silent' });
@@ -394,6 +395,58 @@ describe('persistent links from proxy to gateway', () => {
     expect(stale.session('agent-f')).toBeUndefined();
     expect(router.linksTo(stale.internalAddress).length).toBeGreaterThan(0);
     expect(router.linksTo(holder.internalAddress).length).toBeGreaterThan(0);
+  });
+
+  it("sends a stale route's Open again with what is left of the request's deadline, and not at all once it passed", async () => {
+    const bus = createMemoryBus();
+    const stale = await startGateway(bus);
+    const holder = await startGateway(bus);
+    const timeouts: number[] = [];
+    await fakeAgent(holder, 'agent-j', 2, (s) => {
+      timeouts.push(s.open.timeoutMs);
+      s.respond(200);
+      s.end('answered');
+    });
+    const { router } = await startRouter(bus, 'agent-j');
+    const table = (router as unknown as { table: Map<string, unknown> }).table;
+    const record = router.lookup('agent-j')!;
+    // The proxy's table says the agent is on the other gateway (it moved).
+    const moved = () =>
+      table.set('agent-j', { ...record, internalAddress: stale.internalAddress, sessionId: 'gone' });
+    // Time, as this process reads it, stands still except while the router asks the store
+    // where the agent is now: that takes `lookupMs`.
+    let lookupMs = 0;
+    const presenceGet = bus.presence.get.bind(bus.presence);
+    bus.presence.get = (agent) => {
+      vi.setSystemTime(Date.now() + lookupMs);
+      return presenceGet(agent);
+    };
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      lookupMs = 10_000;
+      moved();
+      const s = router.open('agent-j', { ...get('/moved'), deadline: Deadline.after(30_000) });
+      expect(await text(s)).toBe('answered');
+      // The first Open (to the stale gateway) carried 30 s; the one sent again what was left.
+      expect(timeouts).toEqual([20_000]);
+
+      lookupMs = 40_000;
+      moved();
+      const late = router.open('agent-j', { ...get('/too-late'), deadline: Deadline.after(30_000) });
+      const err = await failureOf(late);
+      expect(isTunnelError(err) && err.code).toBe('TUNNEL_UNAVAILABLE');
+      expect(timeouts).toEqual([20_000]);
+    } finally {
+      vi.useRealTimers();
+      bus.presence.get = presenceGet;
+    }
+    // A streaming request's deadline bounds its routing only: the agent gets none.
+    expect(
+      await text(
+        router.open('agent-j', { ...get('/watch'), deadline: Deadline.after(30_000), routeOnly: true }),
+      ),
+    ).toBe('answered');
+    expect(timeouts).toEqual([20_000, 0]);
   });
 
   it('tells a route refusal (retry elsewhere) from an agent answering NOT_FOUND (no retry)', async () => {

@@ -15,6 +15,7 @@ import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material
 import { callerTraceContext, endHttpServerSpan, startHttpServerSpan, traceHeaders } from '@pullplane/tracing';
 import {
   bindHttpExchange,
+  Deadline,
   isTunnelError,
   RESPONSE_FRAMING_METRIC,
   relayHttpResponse,
@@ -202,6 +203,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       headers.push({ name, value: req.rawHeaders[i + 1]! });
     }
     const streaming = isStreaming(target.path);
+    const deadline = Deadline.after(opts.requestTimeoutMs);
     let stream: TunnelStream;
     try {
       stream = opts.router.open(target.agent, {
@@ -209,8 +211,9 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         hasBody,
         requestId,
         ...(span ? traceHeaders(span) : callerTraceContext(req.headers)),
-        timeoutMs: streaming ? 0 : opts.requestTimeoutMs,
-        routeDeadline: Date.now() + opts.requestTimeoutMs,
+        // One deadline for routing, the agent's answer (not a watch's) and the timer below.
+        deadline,
+        routeOnly: streaming,
       });
     } catch (err) {
       if (isTunnelError(err)) return fail(fromTunnelError(err));
@@ -233,18 +236,16 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
       onTooLarge: () => fail({ name: 'TOO_LARGE', detail: `more than ${opts.maxRequestBodyBytes} bytes` }),
     });
 
-    const timer = streaming
+    const cancelTimer = streaming
       ? undefined
-      : setTimeout(
-          () =>
-            stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${opts.requestTimeoutMs} ms`),
-          opts.requestTimeoutMs,
+      : deadline.onExpiry(() =>
+          stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${deadline.timeoutMs} ms`),
         );
     let head: Awaited<ReturnType<TunnelStream['responseHead']>>;
     try {
       head = await stream.responseHead();
     } catch (err) {
-      clearTimeout(timer);
+      cancelTimer?.();
       if (res.writableEnded || res.destroyed) return;
       if (revoked)
         return fail({
@@ -255,7 +256,7 @@ export function createResourceProxy(opts: ResourceProxyOptions): ResourceProxy {
         fromTunnelError(isTunnelError(err) ? err : new TunnelError(TunnelErrorCode.INTERNAL, String(err))),
       );
     }
-    clearTimeout(timer);
+    cancelTimer?.();
     duration.observe({ method: req.method ?? '' }, Number(process.hrtime.bigint() - started) / 1e9);
     relayHttpResponse(req, res, stream, head, {
       strip: isStrippedResponseHeader,

@@ -1,5 +1,6 @@
 import { TokenAuthority } from '@pullplane/auth';
 import type { Open } from '@pullplane/proto';
+import { openInitOf } from '@pullplane/router';
 import { createMetricsRegistry } from '@pullplane/telemetry';
 import { createMemoryLink, type LogicalStream, Multiplexer, TunnelErrorCode } from '@pullplane/tunnel';
 import pino from 'pino';
@@ -40,8 +41,7 @@ beforeAll(async () => {
     router: {
       open: (name, init) => {
         expect(name).toBe('agent-a');
-        const { routeDeadline: _deadline, ...rest } = init;
-        return requester.open({ ...rest, timeoutMs: 0 });
+        return requester.open({ ...openInitOf(init), timeoutMs: 0 });
       },
     },
     logger: pino({ level: 'silent' }),

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { type HeaderAuthMethod, parseAuthMethod } from '@pullplane/auth';
+import { openInitOf } from '@pullplane/router';
 import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -24,7 +25,7 @@ async function startProxy(answer: (s: LogicalStream) => void) {
   );
   cleanups.push(() => link.close());
   const proxy = createResourceProxy({
-    router: { open: (name, { routeDeadline: _, ...init }) => gateway.open({ ...init, agent: name }) },
+    router: { open: (name, init) => gateway.open({ ...openInitOf(init), agent: name }) },
     logger: pino({ level: 'silent' }),
     registry: new Registry(),
     host: '127.0.0.1',

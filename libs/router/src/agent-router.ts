@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import type { ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { type Open, OpenSchema } from '@pullplane/proto';
-import { type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import { Deadline, type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
@@ -24,7 +24,7 @@ export interface AgentRouterOptions {
   /** Extra metadata on every link (e.g. a token for the internal listener). */
   metadata?: () => Metadata;
   local?: LocalGateway;
-  /** How long a non-streaming open may spend finding the agent across stale routes. */
+  /** How long an open without a deadline of its own may spend finding the agent across stale routes. */
   routeTimeoutMs?: number;
   /**
    * Name to verify in gateways' certificates: they are dialled by pod IP, so a certificate
@@ -40,9 +40,24 @@ export interface AgentRouterOptions {
   registry?: Registry;
 }
 
-export interface RouteOpenInit extends Omit<OpenInit, 'agent'> {
-  /** Overrides the routing deadline (ms since epoch). */
-  routeDeadline?: number;
+export interface RouteOpenInit extends Omit<OpenInit, 'agent' | 'timeoutMs'> {
+  /**
+   * The request's deadline, made where the request came in: the router looks for the agent
+   * until then, and the agent must answer by then (the Open carries what is left of it). Without
+   * one, the router's `routeTimeoutMs` bounds routing and the agent has no deadline.
+   */
+  deadline?: Deadline;
+  /**
+   * The deadline bounds finding the agent only, not its answer: for streams whose response head
+   * may come late (watches, followed logs).
+   */
+  routeOnly?: boolean;
+}
+
+/** The Open fields a route init stands for: `timeoutMs` is what is left of its deadline, if it bounds the answer. */
+export function openInitOf(init: RouteOpenInit): Omit<OpenInit, 'agent'> {
+  const { deadline, routeOnly, ...rest } = init;
+  return deadline && !routeOnly ? { ...rest, timeoutMs: deadline.openTimeoutMs() } : rest;
 }
 
 /**
@@ -156,18 +171,20 @@ export class AgentRouter {
   open(agent: string, init: RouteOpenInit): TunnelStream {
     const record = this.table.get(agent);
     if (!record) throw agentNotConnected(agent);
-    const { routeDeadline, ...rest } = init;
+    const open = openInitOf(init);
     const local = this.opts.local;
     if (local && record.gatewayId === local.gatewayId)
-      return local.openLocal(agent, create(OpenSchema, { ...rest, agent, streamId: 1 }));
-    const stream = new LinkStream({ ...rest, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
-    const deadline = routeDeadline ?? Date.now() + (this.opts.routeTimeoutMs ?? 10_000);
+      return local.openLocal(agent, create(OpenSchema, { ...open, agent, streamId: 1 }));
+    const stream = new LinkStream({ ...open, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
+    const deadline = init.deadline ?? Deadline.after(this.opts.routeTimeoutMs ?? 10_000);
     this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
     return stream;
   }
 
   private send(stream: LinkStream, route: Route): void {
     stream.route = route;
+    // Sent again later, the Open carries what is left of the deadline by then.
+    if (stream.open.timeoutMs > 0) stream.open.timeoutMs = route.deadline.openTimeoutMs();
     try {
       this.pool(route.address).pick().attach(stream);
     } catch (err) {
@@ -185,7 +202,7 @@ export class AgentRouter {
     if (stream.destroyed || !route) return;
     if (
       this.stopped ||
-      Date.now() >= route.deadline ||
+      route.deadline.expired() ||
       (mayHaveReached && (!safeToRepeat(stream.open) || route.resent >= MAX_RESENDS_AFTER_LOST_LINK))
     ) {
       stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason.message));
@@ -199,6 +216,9 @@ export class AgentRouter {
         if (stream.destroyed) return;
         if (!next) stream.destroy(agentNotConnected(agent));
         else if (this.stopped) stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, 'router stopped'));
+        // The deadline may have passed while the store was asked: nothing is sent after it.
+        else if (route.deadline.expired())
+          stream.destroy(new TunnelError(TunnelErrorCode.UNAVAILABLE, reason.message));
         else
           this.send(stream, {
             address: next.internalAddress,

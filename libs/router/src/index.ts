@@ -2,6 +2,7 @@ export {
   AgentRouter,
   type AgentRouterOptions,
   type LocalGateway,
+  openInitOf,
   type RouteOpenInit,
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';

@@ -3,6 +3,7 @@ import { type Frame, OpenSchema } from '@pullplane/proto';
 import {
   type AbortCause,
   DEFAULT_INITIAL_WINDOW,
+  type Deadline,
   isRouteRefusal,
   LogicalStream,
   type OpenInit,
@@ -14,8 +15,8 @@ import {
 export interface Route {
   address: string;
   sessionId: string;
-  /** Ms since epoch: past it, the stream fails rather than look for its agent again. */
-  deadline: number;
+  /** The request's deadline: past it, the stream fails rather than look for its agent again. */
+  deadline: Deadline;
   /** Times the Open was sent again after a link was lost under it. */
   resent: number;
 }

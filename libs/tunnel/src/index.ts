@@ -1,3 +1,4 @@
+export { Deadline } from './deadline.js';
 export {
   DEFAULT_INITIAL_WINDOW,
   DEFAULT_MAX_CHUNK_SIZE,

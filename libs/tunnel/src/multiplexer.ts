@@ -15,6 +15,7 @@ import {
   resetFrame,
   streamIdOf,
 } from '@pullplane/proto';
+import { Deadline } from './deadline.js';
 import {
   DEFAULT_INITIAL_WINDOW,
   DEFAULT_MAX_CHUNK_SIZE,
@@ -470,7 +471,9 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
     stream.acceptOpen();
     // An inline body over the credit reset the stream already: no work for it.
     if (stream.destroyed) return;
-    if (open.timeoutMs > 0) this.armDeadline(stream, Date.now() + open.timeoutMs);
+    // What was left of the requester's deadline when it sent the Open.
+    const deadline = Deadline.after(open.timeoutMs);
+    if (deadline.isSet) this.armDeadline(stream, deadline.at);
     onStream(stream);
   }
 

@@ -1,6 +1,12 @@
 import { text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryLink, type LogicalStream, Multiplexer, TunnelErrorCode } from '../src/index.js';
+import {
+  createMemoryLink,
+  Deadline,
+  type LogicalStream,
+  Multiplexer,
+  TunnelErrorCode,
+} from '../src/index.js';
 import { flatten, settle } from './support.js';
 
 // Only the clock and timers are fake: the memory link's setImmediate delivery stays real.
@@ -87,5 +93,49 @@ describe('responder deadline (Open.timeout_ms)', () => {
     // No timeout: a watch or a followed log runs as long as it likes.
     expect(alive()).toEqual(['/t0']);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('Deadline', () => {
+  it('is read off the clock once: what is left shrinks as time passes, and what an Open carries with it', () => {
+    const d = Deadline.after(30_000);
+    expect(d).toMatchObject({ timeoutMs: 30_000, isSet: true });
+    expect(d.openTimeoutMs()).toBe(30_000);
+    vi.advanceTimersByTime(12_000);
+    expect(d.remainingMs()).toBe(18_000);
+    expect(d.openTimeoutMs()).toBe(18_000);
+    expect(d.expired()).toBe(false);
+    vi.advanceTimersByTime(18_000);
+    expect(d.expired()).toBe(true);
+    expect(d.remainingMs()).toBe(0);
+    // Past it, an Open still says "a deadline" (0 would mean none): the least there is.
+    expect(d.openTimeoutMs()).toBe(1);
+  });
+
+  it('fires its timer at the instant it passes, once, unless cancelled', () => {
+    const d = Deadline.after(1_000);
+    vi.advanceTimersByTime(400);
+    const fired: string[] = [];
+    d.onExpiry(() => fired.push('a'));
+    const cancel = d.onExpiry(() => fired.push('b'));
+    vi.advanceTimersByTime(599);
+    expect(fired).toEqual([]);
+    cancel();
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['a']);
+    vi.advanceTimersByTime(10_000);
+    expect(fired).toEqual(['a']);
+  });
+
+  it('is none for a timeout of 0: nothing expires, an Open carries none, no timer is armed', () => {
+    const d = Deadline.after(0);
+    expect(d).toBe(Deadline.NONE);
+    expect(d.isSet).toBe(false);
+    expect(d.openTimeoutMs()).toBe(0);
+    const fired: string[] = [];
+    d.onExpiry(() => fired.push('x'));
+    vi.advanceTimersByTime(365 * 24 * 3_600_000);
+    expect(d.expired()).toBe(false);
+    expect(fired).toEqual([]);
   });
 });
