@@ -101,6 +101,7 @@ describe('header authentication behind a mesh', () => {
       '--mesh-agent-namespaces=argocd',
       '--internal-mesh-namespaces=argocd',
       '--internal-allowed-clients=argocd-agent-resource-proxy',
+      '--nats-insecure',
     ];
     istio = await startGateway(['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...pinned]);
     linkerd = await startGateway([
