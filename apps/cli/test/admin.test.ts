@@ -254,7 +254,7 @@ describe('pullplane ca and agent', () => {
     );
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
-      /NATS refused: nkey U\w+ may not store a revocation in bucket pullplane-presence-revocations/,
+      /NATS refused: nkey U\w+ may not create bucket pullplane-presence-revocations .*Permissions Violation/,
     );
     const token = await cli(
       'token',
@@ -266,7 +266,9 @@ describe('pullplane ca and agent', () => {
       nats.seeds.gateway,
     );
     expect(token.code).toBe(1);
-    expect(token.err).toMatch(/may not store a revocation in bucket/);
+    expect(token.err).toMatch(
+      /NATS refused: nkey U\w+ may not store a revocation in bucket pullplane-presence-revocations .*Permissions Violation/,
+    );
     const bus = await busAs('gateway');
     try {
       const stored = (await bus.revocations.list()).map((x) => (x.kind === 'agent' ? x.agent : x.jti));

@@ -405,6 +405,7 @@ async function connectOnce(
         reconnectTimeWait: 250,
         reconnectJitter: 250,
         waitOnFirstConnect: false,
+        ...(opts.firstConnectTimeoutMs ? { timeout: opts.firstConnectTimeoutMs } : {}),
         // Keep reconnecting through refused credentials (a rotation in progress): the files are
         // read again on every attempt.
         ignoreAuthErrorAbort: true,
@@ -429,7 +430,11 @@ async function connectOnce(
       if (deadline !== undefined && Date.now() >= deadline)
         throw new BusError(
           BusErrorCode.CONNECT_FAILED,
-          `cannot connect to NATS at ${where}: ${String(err)}`,
+          `cannot connect to NATS at ${where}: ${String(err)}${
+            opts.security?.options.tls && !opts.security.options.tls.certFile
+              ? ' (a NATS that verifies client certificates drops a client without one: --nats-tls-cert-path, --nats-tls-key-path)'
+              : ''
+          }`,
           {
             cause: err,
           },

@@ -124,9 +124,14 @@ describe('TLS with a CA and client certificates, passwords from files', () => {
 
   it('is refused by a server that verifies client certificates when it presents none', async () => {
     const { natsTlsCertPath: _c, natsTlsKeyPath: _k, ...noCert } = tlsFlags('proxy', passwords.proxy);
+    // TLS 1.3 finishes the client's handshake before the server checks for a certificate: the
+    // server then drops the connection and the client only sees its connect time out.
     const err = await refusal(connect(noCert as NatsSecurityFlags));
     expect(err).toBeInstanceOf(BusError);
-    expect((err as BusError).code).toMatch(/BUS_CONNECT_FAILED|BUS_AUTH_REFUSED/);
+    expect(err).toMatchObject({
+      code: BusErrorCode.CONNECT_FAILED,
+      message: expect.stringMatching(/drops a client without one: --nats-tls-cert-path/),
+    });
   });
 });
 
