@@ -101,7 +101,6 @@ describe('header authentication behind a mesh', () => {
       '--mesh-agent-namespaces=argocd',
       '--internal-mesh-namespaces=argocd',
       '--internal-allowed-clients=argocd-agent-resource-proxy',
-      '--nats-insecure',
     ];
     istio = await startGateway(['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...pinned]);
     linkerd = await startGateway([
@@ -247,6 +246,8 @@ describe('header authentication behind a mesh', () => {
       '--mesh-agent-namespaces=argocd',
       '--internal-mesh-namespaces=argocd',
       '--internal-allowed-clients=argocd-agent-resource-proxy',
+      // These checks are about the listeners; NATS is not used.
+      '--nats-insecure',
     ];
     const { config } = loadConfig(gatewayOptions, {
       argv: ['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...mesh],

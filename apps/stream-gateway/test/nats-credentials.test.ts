@@ -121,7 +121,7 @@ describe('a stream gateway on a NATS that requires credentials', () => {
     const p = spawn([...gatewayArgs(nats.url), '--nats-insecure']);
     expect(await p.exited).toBe(1);
     const lines = p.lines();
-    expect(lines.find((l) => /^INSECURE: --nats-insecure/.test(String(l.msg)))?.level).toBe(40);
+    expect(lines.find((l) => /^INSECURE: --nats-insecure/.test(String(l.msg)))?.level).toBe('warn');
     expect(lines.find((l) => l.msg === 'stream gateway failed to start')?.err).toMatch(
       /NATS at .* requires credentials.*Authorization Violation/,
     );
@@ -157,7 +157,7 @@ describe('a stream gateway on a NATS without users', () => {
     const p = spawn([...gatewayArgs(open.url), '--nats-insecure']);
     await p.waitForLine((l) => l.msg === 'stream gateway started');
     const warning = p.lines().find((l) => /^INSECURE: --nats-insecure/.test(String(l.msg)));
-    expect(warning?.level).toBe(40);
+    expect(warning?.level).toBe('warn');
     expect(warning?.msg).toMatch(/delete revocations.*rewrite presence.*read who is connected/);
   });
 });
