@@ -39,13 +39,20 @@ afterAll(removeScratch);
 
 describe.each(Object.entries(PRINCIPAL_OVERLAYS))('%s', (dir, overlay) => {
   let objects: K8sObject[] = [];
-  const configs = new Map<string, { workload: K8sObject; container: K8sObject['spec']; c: ContainerConfig }>();
+  const configs = new Map<
+    string,
+    { workload: K8sObject; container: K8sObject['spec']; c: ContainerConfig }
+  >();
   beforeAll(async () => {
     objects = await render(dir);
     for (const w of workloads(objects))
       for (const container of w.spec.template.spec.containers ?? [])
         if (IMAGE.test(container.image))
-          configs.set(w.metadata.name, { workload: w, container, c: await containerConfig(objects, w, container) });
+          configs.set(w.metadata.name, {
+            workload: w,
+            container,
+            c: await containerConfig(objects, w, container),
+          });
   }, 30_000);
 
   it("connects every principal service with its own role's nkey seed, never --nats-insecure", () => {
@@ -61,7 +68,9 @@ describe.each(Object.entries(PRINCIPAL_OVERLAYS))('%s', (dir, overlay) => {
       // The mount that provides the seed file, and the Secret behind it.
       const mount = (container.volumeMounts ?? [])
         .filter((vm: { mountPath: string }) => seed.includes(`${vm.mountPath}/`))
-        .sort((a: { mountPath: string }, b: { mountPath: string }) => b.mountPath.length - a.mountPath.length)[0];
+        .sort(
+          (a: { mountPath: string }, b: { mountPath: string }) => b.mountPath.length - a.mountPath.length,
+        )[0];
       expect(mount, `${name}: no volume provides ${seed}`).toBeDefined();
       const volume = workload.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
       expect(volume?.secret?.secretName, name).toBe(SEED_SECRET[role]);
@@ -87,8 +96,12 @@ describe.each(Object.entries(PRINCIPAL_OVERLAYS))('%s', (dir, overlay) => {
     const sts = get(objects, 'StatefulSet', 'argocd-agent-nats');
     const nats = sts.spec.template.spec.containers[0];
     expect(nats.command).toEqual(['nats-server', '--config', '/etc/nats-config/nats.conf']);
-    const configMount = nats.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/etc/nats-config');
-    expect(sts.spec.template.spec.volumes.find((v: { name: string }) => v.name === configMount.name)).toMatchObject({
+    const configMount = nats.volumeMounts.find(
+      (m: { mountPath: string }) => m.mountPath === '/etc/nats-config',
+    );
+    expect(
+      sts.spec.template.spec.volumes.find((v: { name: string }) => v.name === configMount.name),
+    ).toMatchObject({
       configMap: { name: 'argocd-agent-nats-config' },
     });
     // Every key auth.conf names comes from the one Secret, under the role's name.
@@ -96,7 +109,10 @@ describe.each(Object.entries(PRINCIPAL_OVERLAYS))('%s', (dir, overlay) => {
     expect(referenced.map((m) => m[2]!.toLowerCase())).toEqual([...ROLES]);
     for (const [, env, role] of referenced) {
       const e = nats.env.find((x: { name: string }) => x.name === env);
-      expect(e?.valueFrom?.secretKeyRef, env).toEqual({ name: 'argocd-agent-nats-users', key: role!.toLowerCase() });
+      expect(e?.valueFrom?.secretKeyRef, env).toEqual({
+        name: 'argocd-agent-nats-users',
+        key: role!.toLowerCase(),
+      });
     }
   });
 
@@ -106,7 +122,9 @@ describe.each(Object.entries(PRINCIPAL_OVERLAYS))('%s', (dir, overlay) => {
     try {
       for (const [file, text] of Object.entries(cm.data as Record<string, string>))
         writeFileSync(path.join(tmp, file), text);
-      const env = Object.fromEntries(ROLES.map((r) => [`PULLPLANE_NATS_${r.toUpperCase()}_NKEY`, createNatsUserNkey().publicKey]));
+      const env = Object.fromEntries(
+        ROLES.map((r) => [`PULLPLANE_NATS_${r.toUpperCase()}_NKEY`, createNatsUserNkey().publicKey]),
+      );
       const check = (vars: Record<string, string>) =>
         run('nats-server', ['-t', '-c', path.join(tmp, 'nats.conf')], {
           cwd: tmp,
