@@ -87,6 +87,15 @@ export class KvBucket {
     );
   }
 
+  /** The bucket's JetStream replicas, or undefined while it does not exist. */
+  async replicas(): Promise<number | undefined> {
+    return this.use(
+      'read the settings of',
+      async (kv) => (await kv.status()).streamInfo.config.num_replicas,
+      () => undefined,
+    );
+  }
+
   /** For writes by a role that does not own the bucket: there is nothing to write into yet. */
   missing(what: string): never {
     throw new BusError(

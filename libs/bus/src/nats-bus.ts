@@ -66,16 +66,22 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       : undefined,
     identity,
   );
-  // Revocations never expire: a separate bucket without the presence TTL.
-  const revocations = new KvBucket(
-    kvm,
-    revocationBucketName(bucketName),
-    creates.has('revocations') ? { replicas: opts.replicas ?? 1, history: 1, timeout: 2_000 } : undefined,
-    identity,
-  );
+  let revocations: KvBucket;
   try {
     // The owner creates its bucket now: a missing permission fails startup, not a later write.
     if (creates.has('presence')) await presence.ensure();
+    // Revocations never expire: a separate bucket without the presence TTL. Its owner (the
+    // admin's CLI) has no replica setting of its own: it gives it as many replicas as the
+    // gateways gave presence, so a NATS node lost loses no revocation either.
+    const replicas = creates.has('revocations')
+      ? (opts.replicas ?? (await presence.replicas()) ?? 1)
+      : undefined;
+    revocations = new KvBucket(
+      kvm,
+      revocationBucketName(bucketName),
+      replicas === undefined ? undefined : { replicas, history: 1, timeout: 2_000 },
+      identity,
+    );
     if (creates.has('revocations')) await revocations.ensure();
   } catch (err) {
     await nc.close();
