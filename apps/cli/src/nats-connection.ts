@@ -25,19 +25,32 @@ export function natsCommandOptions(cmd: Command, url: { description: string; req
   for (const o of natsOptions) {
     if (o.flag === 'presence-replicas') continue;
     const placeholder = o.type === 'file' ? '<file>' : o.flag === 'nats-url' ? '<url>' : '<value>';
+    // commander sets a boolean from its env var whatever the value (…=false would mean true):
+    // natsFlagsOf reads that one itself.
     const opt = new Option(
       o.type === 'boolean' ? `--${o.flag}` : `--${o.flag} ${placeholder}`,
-      o.flag === 'nats-url' ? url.description : o.description,
-    ).env(cliNatsEnv(o.flag));
+      o.flag === 'nats-url'
+        ? url.description
+        : o.type === 'boolean'
+          ? `${o.description} (env ${cliNatsEnv(o.flag)}=true)`
+          : o.description,
+    );
+    if (o.type !== 'boolean') opt.env(cliNatsEnv(o.flag));
     if (o.flag === 'nats-url' && url.required) opt.makeOptionMandatory();
     cmd.addOption(opt);
   }
   return cmd;
 }
 
-/** The NATS settings out of a command's parsed options. */
-export function natsFlagsOf(o: Record<string, unknown>): NatsSecurityFlags {
+/** The NATS settings out of a command's parsed options (and PULLPLANE_NATS_INSECURE). */
+export function natsFlagsOf(
+  o: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): NatsSecurityFlags {
   const s = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
+  const insecureEnv = env[cliNatsEnv('nats-insecure')];
+  if (insecureEnv !== undefined && !/^(true|false)$/.test(insecureEnv))
+    throw new UsageError(`${cliNatsEnv('nats-insecure')} must be true or false, not "${insecureEnv}"`);
   return {
     natsUrl: s('natsUrl') ?? '',
     natsUser: s('natsUser'),
@@ -48,7 +61,7 @@ export function natsFlagsOf(o: Record<string, unknown>): NatsSecurityFlags {
     natsTlsCaPath: s('natsTlsCaPath'),
     natsTlsCertPath: s('natsTlsCertPath'),
     natsTlsKeyPath: s('natsTlsKeyPath'),
-    natsInsecure: o.natsInsecure === true,
+    natsInsecure: o.natsInsecure === true || insecureEnv === 'true',
   };
 }
 

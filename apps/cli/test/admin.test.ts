@@ -287,6 +287,13 @@ describe('pullplane ca and agent', () => {
       process.env.ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH = nats.seeds.gateway;
       expect((await cli('agent', 'list')).err).toMatch(/required option '--nats-url <url>'/);
       process.env.PULLPLANE_NATS_URL = nats.url;
+      // =false means false (commander alone would read any value of a boolean's env as true).
+      process.env.PULLPLANE_NATS_INSECURE = 'false';
+      const noIdentity = await cli('agent', 'list');
+      expect([noIdentity.code, noIdentity.err]).toEqual([2, expect.stringMatching(/--nats-insecure/)]);
+      process.env.PULLPLANE_NATS_INSECURE = 'yes';
+      expect((await cli('agent', 'list')).err).toMatch(/PULLPLANE_NATS_INSECURE must be true or false/);
+      delete process.env.PULLPLANE_NATS_INSECURE;
       process.env.PULLPLANE_NATS_NKEY_SEED_PATH = nats.seeds.admin;
       const r = await cli('agent', 'list', '--output', 'json');
       expect(r.code).toBe(0);
