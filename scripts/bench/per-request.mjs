@@ -138,6 +138,7 @@ const gw = spawn(
     `--internal-listen-port=${await freePort()}`,
     '--advertise-address=127.0.0.1',
     `--nats-url=${nats.url}`,
+    '--nats-insecure',
     '--metrics-port=0',
     '--healthz-port=0',
     '--insecure-plaintext',

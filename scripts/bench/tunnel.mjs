@@ -82,6 +82,7 @@ const gwArgs = (port, internal, extra = []) => [
   `--internal-listen-port=${internal}`,
   '--advertise-address=127.0.0.1',
   `--nats-url=${nats.url}`,
+  '--nats-insecure',
   '--metrics-port=0',
   '--healthz-port=0',
   ...extra,

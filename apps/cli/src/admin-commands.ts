@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
-import { connectNatsBus, type PresenceRecord } from '@pullplane/bus';
+import type { NatsSecurityFlags, PresenceRecord } from '@pullplane/bus';
 import { isDnsLabel } from '@pullplane/names';
 import {
   type CredentialKind,
@@ -12,6 +12,7 @@ import {
 import { stringify } from 'yaml';
 import { agentManifests } from './agent-manifests.js';
 import { UsageError } from './errors.js';
+import { withBus } from './nats-connection.js';
 
 export type OutputFormat = 'yaml' | 'json' | 'table';
 
@@ -143,39 +144,35 @@ export async function certCreate(o: CertCreateOptions): Promise<Record<string, u
 /** `token revoke`: every service refuses the token (by its `jti`) from now on. */
 export async function tokenRevoke(o: {
   jti: string;
-  natsUrl: string;
+  nats: NatsSecurityFlags;
   reason: string;
+  warn?: (text: string) => void;
 }): Promise<Record<string, string>> {
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(o.jti)) throw new UsageError(`"${o.jti}" is not a token id (jti)`);
   const at = new Date().toISOString();
-  await withBus(o.natsUrl, async (bus) => {
-    await bus.revocations.add({ kind: 'token', jti: o.jti, reason: o.reason, at });
-    await bus.control.publish({ type: 'token-denied', jti: o.jti });
-  });
+  // The admin identity owns the revocation bucket: it creates it with the first revocation.
+  await withBus(
+    o.nats,
+    ['revocations'],
+    async (bus) => {
+      await bus.revocations.add({ kind: 'token', jti: o.jti, reason: o.reason, at });
+      await bus.control.publish({ type: 'token-denied', jti: o.jti });
+    },
+    o.warn,
+  );
   return { jti: o.jti, revokedAt: at, reason: o.reason };
 }
 
-export async function withBus<T>(
-  natsUrl: string,
-  fn: (bus: Awaited<ReturnType<typeof connectNatsBus>>) => Promise<T>,
-): Promise<T> {
-  const bus = await Promise.race([
-    connectNatsBus({ servers: natsUrl, name: 'pullplane-cli' }),
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`cannot reach NATS at ${natsUrl}`)), 5_000).unref(),
-    ),
-  ]);
-  try {
-    return await fn(bus);
-  } finally {
-    await bus.close();
-  }
-}
-
-/** `agent list`: connected agents from the shared presence. */
-export async function agentList(natsUrl: string): Promise<PresenceRecord[]> {
-  return withBus(natsUrl, async (bus) =>
-    (await bus.presence.list()).sort((a, b) => a.agent.localeCompare(b.agent)),
+/** `agent list`: connected agents from the shared presence (any identity that may read it). */
+export async function agentList(
+  nats: NatsSecurityFlags,
+  warn?: (text: string) => void,
+): Promise<PresenceRecord[]> {
+  return withBus(
+    nats,
+    [],
+    async (bus) => (await bus.presence.list()).sort((a, b) => a.agent.localeCompare(b.agent)),
+    warn,
   );
 }
 
@@ -196,15 +193,21 @@ export function presenceTable(records: PresenceRecord[]): string {
 /** `agent revoke`: a durable revocation (gateways refuse and disconnect the agent) and a control event. */
 export async function agentRevoke(o: {
   name: string;
-  natsUrl: string;
+  nats: NatsSecurityFlags;
   reason: string;
+  warn?: (text: string) => void;
 }): Promise<Record<string, string>> {
   requireAgentName(o.name);
   const at = new Date().toISOString();
-  await withBus(o.natsUrl, async (bus) => {
-    await bus.revocations.add({ kind: 'agent', agent: o.name, reason: o.reason, at });
-    await bus.control.publish({ type: 'agent-revoked', agent: o.name, reason: o.reason });
-  });
+  await withBus(
+    o.nats,
+    ['revocations'],
+    async (bus) => {
+      await bus.revocations.add({ kind: 'agent', agent: o.name, reason: o.reason, at });
+      await bus.control.publish({ type: 'agent-revoked', agent: o.name, reason: o.reason });
+    },
+    o.warn,
+  );
   return { agent: o.name, revokedAt: at, reason: o.reason };
 }
 

@@ -1,16 +1,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
-import { connectNatsBus } from '@pullplane/bus';
+import type { NatsSecurityFlags } from '@pullplane/bus';
 import { isDnsLabel } from '@pullplane/names';
 import { issueCertificate } from '@pullplane/pki';
 import { agentServerUrl, type KubeconfigEntry, renderKubeconfig } from '@pullplane/resource-proxy';
 import { UsageError } from './errors.js';
+import { withBus } from './nats-connection.js';
 
 export interface KubeconfigCommandOptions {
   server: string;
   agents: string[];
   all?: boolean;
-  natsUrl?: string;
+  /** Presence for --all. */
+  nats?: NatsSecurityFlags;
+  warn?: (text: string) => void;
   /** Trust for the proxy's server certificate. */
   caPath?: string;
   insecureSkipTlsVerify?: boolean;
@@ -28,13 +31,9 @@ export interface KubeconfigCommandOptions {
 export async function buildKubeconfig(o: KubeconfigCommandOptions): Promise<string> {
   let agents = [...o.agents];
   if (o.all) {
-    if (!o.natsUrl) throw new UsageError('--all needs --nats-url to read which agents are connected');
-    const bus = await connectNatsBus({ servers: o.natsUrl, name: 'pullplane-cli' });
-    try {
-      agents.push(...(await bus.presence.list()).map((r) => r.agent));
-    } finally {
-      await bus.close();
-    }
+    if (!o.nats?.natsUrl) throw new UsageError('--all needs --nats-url to read which agents are connected');
+    const records = await withBus(o.nats, [], (bus) => bus.presence.list(), o.warn);
+    agents.push(...records.map((r) => r.agent));
   }
   agents = [...new Set(agents)].sort();
   if (agents.length === 0) throw new UsageError('name at least one agent (--agent) or use --all');

@@ -19,6 +19,8 @@ import { UsageError } from './errors.js';
 import { extensionsList, extensionsTable, extensionsToken } from './extensions-command.js';
 import { buildKubeconfig, type KubeconfigCommandOptions } from './kubeconfig-command.js';
 import { DEFAULT_DEPLOY_DIR, migrate } from './migrate/migrate-command.js';
+import { natsCommandOptions, natsFlagsOf } from './nats-connection.js';
+import { natsNkeyHolders, natsNkeys } from './nats-nkeys-command.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -63,10 +65,13 @@ function kubeconfigOptions(cmd: Command): Command {
 }
 
 async function writeKubeconfig(io: Io, opts: Record<string, unknown>, agents: string[]): Promise<void> {
-  const { clientCaCert, clientCaKey, file, output: format, ...rest } = opts;
+  const nats = natsFlagsOf(opts);
+  const rest = Object.fromEntries(Object.entries(opts).filter(([k]) => !k.startsWith('nats')));
+  const { clientCaCert, clientCaKey, file, output: format, ...kube } = rest;
   const text = await buildKubeconfig({
-    ...(rest as Omit<KubeconfigCommandOptions, 'agents'>),
+    ...(kube as Omit<KubeconfigCommandOptions, 'agents'>),
     agents,
+    ...(nats.natsUrl ? { nats, warn: warnTo(io) } : {}),
     ...(clientCaCert ? { clientCaCertPath: clientCaCert as string } : {}),
     ...(clientCaKey ? { clientCaKeyPath: clientCaKey as string } : {}),
     ...(file ? { output: file as string } : {}),
@@ -74,6 +79,8 @@ async function writeKubeconfig(io: Io, opts: Record<string, unknown>, agents: st
   if (file) io.err(`wrote ${String(file)}\n`);
   else io.out(format === 'json' ? render(parse(text), 'json') : text);
 }
+
+const warnTo = (io: Io) => (text: string) => io.err(`warning: ${text}\n`);
 
 /** The `pullplane` admin command line; commander gives subcommands, help and usage errors. */
 export function buildProgram(io: Io): Command {
@@ -114,17 +121,42 @@ export function buildProgram(io: Io): Command {
     .addOption(output(['yaml', 'json'], 'yaml'))
     .action(async (name: string, o) => io.out(render(await certCreate({ name, ...o }), o.output)));
 
-  program
-    .command('token')
-    .description('Bearer tokens.')
-    .command('revoke <jti>')
-    .description('Revoke one token by its jti: every gateway and resource proxy refuses it from now on.')
-    .requiredOption('--nats-url <url>', 'NATS shared by the services')
+  natsCommandOptions(
+    program
+      .command('token')
+      .description('Bearer tokens.')
+      .command('revoke <jti>')
+      .description(
+        'Revoke one token by its jti: every gateway and resource proxy refuses it from now on (needs the NATS admin identity).',
+      ),
+    { description: 'NATS shared by the services', required: true },
+  )
     .option('--reason <text>', 'why (logged by the services)', 'revoked by an administrator')
     .addOption(output(['yaml', 'json'], 'yaml'))
     .action(async (jti: string, o) =>
-      io.out(render(await tokenRevoke({ jti, natsUrl: o.natsUrl, reason: o.reason }), o.output)),
+      io.out(
+        render(
+          await tokenRevoke({ jti, nats: natsFlagsOf(o), reason: o.reason, warn: warnTo(io) }),
+          o.output,
+        ),
+      ),
     );
+
+  program
+    .command('nats')
+    .description("NATS identities of the principal's roles.")
+    .command('nkeys')
+    .description(
+      'One nkey per role (gateway, proxy, admin): seeds in --dir, the Secrets for the cluster on stdout (NATS gets only the public keys); the admin seed stays in --dir.',
+    )
+    .requiredOption('--dir <dir>', 'where the seeds are written (<role>.nk, mode 0600)')
+    .option('--namespace <ns>', 'namespace of the Secrets', 'argocd')
+    .option('--force', 'replace existing seeds (apply the new Secrets and restart NATS)')
+    .addOption(output(['yaml', 'json'], 'yaml'))
+    .action((o: { dir: string; namespace: string; force?: boolean; output: OutputFormat }) => {
+      io.out(render(natsNkeys(o), o.output));
+      io.err(`wrote the seeds; who holds which:\n${natsNkeyHolders(o.dir)}\n`);
+    });
 
   const agent = program.command('agent').description('Onboard, inspect and revoke agents.');
   agent
@@ -148,21 +180,27 @@ export function buildProgram(io: Io): Command {
       .command('kubeconfig <name>')
       .description('A kubeconfig reaching one agent through the resource proxy.'),
   ).action(async (name: string, o) => writeKubeconfig(io, o, [name]));
-  agent
-    .command('list')
-    .description(
-      'Connected agents, from the shared presence: gateway, connected since, last heartbeat, version.',
-    )
-    .requiredOption('--nats-url <url>', 'NATS holding the presence bucket')
+  natsCommandOptions(
+    agent
+      .command('list')
+      .description(
+        'Connected agents, from the shared presence: gateway, connected since, last heartbeat, version.',
+      ),
+    { description: 'NATS holding the presence bucket', required: true },
+  )
     .addOption(output(['table', 'json', 'yaml'], 'table'))
     .action(async (o) => {
-      const records = await agentList(o.natsUrl);
+      const records = await agentList(natsFlagsOf(o), warnTo(io));
       io.out(o.output === 'table' ? presenceTable(records) : render(records, o.output));
     });
-  agent
-    .command('revoke <name>')
-    .description('Revoke an agent: every gateway disconnects it and refuses it from now on.')
-    .requiredOption('--nats-url <url>', 'NATS shared by the gateways')
+  natsCommandOptions(
+    agent
+      .command('revoke <name>')
+      .description(
+        'Revoke an agent: every gateway disconnects it and refuses it from now on (needs the NATS admin identity).',
+      ),
+    { description: 'NATS shared by the gateways', required: true },
+  )
     .option('--reason <text>', 'why (logged by the gateways)', 'revoked by an administrator')
     .option(
       '--delete-cluster-secret',
@@ -177,8 +215,9 @@ export function buildProgram(io: Io): Command {
     .action(async (name: string, o) => {
       const result: Record<string, string> = await agentRevoke({
         name,
-        natsUrl: o.natsUrl,
+        nats: natsFlagsOf(o),
         reason: o.reason,
+        warn: warnTo(io),
       });
       if (o.deleteClusterSecret) {
         const kc = new KubeConfig();
@@ -198,12 +237,16 @@ export function buildProgram(io: Io): Command {
     });
 
   kubeconfigOptions(
-    program
-      .command('kubeconfig')
-      .description('A kubeconfig reaching several agents through the resource proxy (one context per agent).')
-      .option('--agent <name>', 'an agent (repeatable, or comma-separated)', collect, [])
-      .option('--all', 'every agent currently connected (reads presence from NATS)')
-      .option('--nats-url <url>', 'NATS for --all'),
+    natsCommandOptions(
+      program
+        .command('kubeconfig')
+        .description(
+          'A kubeconfig reaching several agents through the resource proxy (one context per agent).',
+        )
+        .option('--agent <name>', 'an agent (repeatable, or comma-separated)', collect, [])
+        .option('--all', 'every agent currently connected (reads presence from NATS)'),
+      { description: 'NATS for --all', required: false },
+    ),
   ).action(async (o) => {
     const { agent: agents, ...rest } = o;
     await writeKubeconfig(io, rest, agents);

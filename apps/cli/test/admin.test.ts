@@ -2,19 +2,34 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AGENT_TOKEN_AUDIENCE, CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
-import { connectNatsBus } from '@pullplane/bus';
+import { type BusBucket, connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
 import { describeCertificate } from '@pullplane/pki';
-import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import { type LockedNatsServer, type NatsRole, startLockedNatsServer } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { runCli } from '../src/program.js';
 
 let dir: string;
-let nats: NatsServerHandle;
+let nats: LockedNatsServer;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cli-admin-'));
-  nats = await startNatsServer();
+  // The shipped users and permissions: one nkey per role.
+  nats = await startLockedNatsServer();
 });
+
+/** A service's bus with its role's identity (the gateway owns presence). */
+const busAs = (role: NatsRole, name: string = role) =>
+  connectNatsBus({
+    servers: nats.url,
+    name,
+    security: natsConnectionSecurity({
+      natsUrl: nats.url,
+      natsNkeySeedPath: nats.seeds[role],
+      natsInsecure: false,
+    }),
+    creates: (role === 'gateway' ? ['presence'] : []) as BusBucket[],
+  });
+const asAdmin = () => ['--nats-url', nats.url, '--nats-nkey-seed-path', nats.seeds.admin];
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await nats.stop();
@@ -132,7 +147,7 @@ describe('pullplane ca and agent', () => {
   });
 
   it('agent list shows connected agents from presence', async () => {
-    const bus = await connectNatsBus({ servers: nats.url, name: 'seed' });
+    const bus = await busAs('gateway');
     await bus.presence.put({
       agent: 'east',
       gatewayId: 'gw-7f3a',
@@ -144,31 +159,23 @@ describe('pullplane ca and agent', () => {
       protocolVersion: 1,
     });
     await bus.close();
-    const table = await cli('agent', 'list', '--nats-url', nats.url);
+    const table = await cli('agent', 'list', ...asAdmin());
     expect(table.code).toBe(0);
     expect(table.out).toMatch(/^AGENT\s+GATEWAY\s+CONNECTED SINCE\s+LAST HEARTBEAT\s+VERSION\n/);
     expect(table.out).toMatch(/east\s+gw-7f3a\s+2026-11-22T01:00:00.000Z\s+2026-11-22T01:05:00.000Z\s+0.1.0/);
-    const json = JSON.parse(
-      (await cli('agent', 'list', '--nats-url', nats.url, '--output', 'json')).out,
-    ) as Array<{ agent: string }>;
+    const json = JSON.parse((await cli('agent', 'list', ...asAdmin(), '--output', 'json')).out) as Array<{
+      agent: string;
+    }>;
     expect(json.map((r) => r.agent)).toEqual(['east']);
   });
 
   it('agent revoke records a durable revocation every gateway sees', async () => {
-    const r = await cli(
-      'agent',
-      'revoke',
-      'east',
-      '--nats-url',
-      nats.url,
-      '--reason',
-      'cluster decommissioned',
-    );
+    const r = await cli('agent', 'revoke', 'east', ...asAdmin(), '--reason', 'cluster decommissioned');
     expect(r.code).toBe(0);
     expect(parse(r.out)).toMatchObject({ agent: 'east', reason: 'cluster decommissioned' });
     // Durable: two gateways' buses connecting after the command each replay it on watch.
     for (const name of ['gateway-1', 'gateway-2']) {
-      const bus = await connectNatsBus({ servers: nats.url, name });
+      const bus = await busAs('gateway', name);
       const seen: string[] = [];
       const stop = await bus.revocations.watch((rev) =>
         seen.push(rev.kind === 'agent' ? rev.agent : rev.jti),
@@ -184,14 +191,14 @@ describe('pullplane ca and agent', () => {
   });
 
   it('token revoke records a durable token revocation and announces it', async () => {
-    const bus = await connectNatsBus({ servers: nats.url, name: 'watcher' });
+    const bus = await busAs('proxy', 'watcher');
     const announced = new Promise<unknown>((resolve) =>
       bus.control.subscribe((ev) => {
         if (ev.type === 'token-denied') resolve(ev);
       }),
     );
     try {
-      const r = await cli('token', 'revoke', 'c0ffee-1', '--nats-url', nats.url, '--output', 'json');
+      const r = await cli('token', 'revoke', 'c0ffee-1', ...asAdmin(), '--output', 'json');
       expect(r.code).toBe(0);
       expect(await announced).toEqual({ type: 'token-denied', jti: 'c0ffee-1' });
       expect(await bus.revocations.list()).toContainEqual(
@@ -212,6 +219,15 @@ describe('pullplane ca and agent', () => {
     [['agent', 'list'], /required option '--nats-url <url>'/],
     [['agent', 'list', '--nats-url', 'nats://x', '--output', 'xml'], /Allowed choices are table, json, yaml/],
     [['agent', 'revoke', '../etc', '--nats-url', 'nats://127.0.0.1:1'], /not an agent name/],
+    // No NATS identity: refused before connecting, naming what to set.
+    [
+      ['agent', 'revoke', 'east', '--nats-url', 'nats://127.0.0.1:1'],
+      /--nats-nkey-seed-path.*--nats-insecure/,
+    ],
+    [
+      ['token', 'revoke', 'abc', '--nats-url', 'nats://127.0.0.1:1'],
+      /--nats-nkey-seed-path.*--nats-insecure/,
+    ],
     [['ca', 'init'], /required option '--dir <dir>'/],
   ])('refuses %j with exit code 2', async (argv, message) => {
     const r = await cli(...argv);
@@ -220,8 +236,70 @@ describe('pullplane ca and agent', () => {
   });
 
   it('fails with exit code 1 and a clear message when NATS is unreachable', async () => {
-    const r = await cli('agent', 'list', '--nats-url', 'nats://127.0.0.1:1');
+    const r = await cli('agent', 'list', '--nats-url', 'nats://127.0.0.1:1', '--nats-insecure');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/cannot (reach|connect to) NATS/);
+    expect(r.err).toMatch(/warning: INSECURE: --nats-insecure/);
+  });
+
+  it('revokes only with the admin identity: a proxy identity is refused and stores nothing', async () => {
+    const r = await cli(
+      'agent',
+      'revoke',
+      'west',
+      '--nats-url',
+      nats.url,
+      '--nats-nkey-seed-path',
+      nats.seeds.proxy,
+    );
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /NATS refused: nkey U\w+ may not create bucket pullplane-presence-revocations .*Permissions Violation/,
+    );
+    const token = await cli(
+      'token',
+      'revoke',
+      'forged',
+      '--nats-url',
+      nats.url,
+      '--nats-nkey-seed-path',
+      nats.seeds.gateway,
+    );
+    expect(token.code).toBe(1);
+    expect(token.err).toMatch(
+      /NATS refused: nkey U\w+ may not store a revocation in bucket pullplane-presence-revocations .*Permissions Violation/,
+    );
+    const bus = await busAs('gateway');
+    try {
+      const stored = (await bus.revocations.list()).map((x) => (x.kind === 'agent' ? x.agent : x.jti));
+      expect(stored).not.toContain('west');
+      expect(stored).not.toContain('forged');
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("takes its NATS settings from PULLPLANE_NATS_* and never from the services' env", async () => {
+    const saved = { ...process.env };
+    try {
+      // A gateway pod's env names the gateway's identity: the CLI must not act as the gateway.
+      process.env.ARGOCD_PRINCIPAL_NATS_URL = nats.url;
+      process.env.ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH = nats.seeds.gateway;
+      expect((await cli('agent', 'list')).err).toMatch(/required option '--nats-url <url>'/);
+      process.env.PULLPLANE_NATS_URL = nats.url;
+      // =false means false (commander alone would read any value of a boolean's env as true).
+      process.env.PULLPLANE_NATS_INSECURE = 'false';
+      const noIdentity = await cli('agent', 'list');
+      expect([noIdentity.code, noIdentity.err]).toEqual([2, expect.stringMatching(/--nats-insecure/)]);
+      process.env.PULLPLANE_NATS_INSECURE = 'yes';
+      expect((await cli('agent', 'list')).err).toMatch(/PULLPLANE_NATS_INSECURE must be true or false/);
+      delete process.env.PULLPLANE_NATS_INSECURE;
+      process.env.PULLPLANE_NATS_NKEY_SEED_PATH = nats.seeds.admin;
+      const r = await cli('agent', 'list', '--output', 'json');
+      expect(r.code).toBe(0);
+      expect((JSON.parse(r.out) as Array<{ agent: string }>).map((x) => x.agent)).toContain('east');
+    } finally {
+      process.env = saved;
+    }
   });
 });

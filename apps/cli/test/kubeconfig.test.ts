@@ -2,18 +2,18 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TokenAuthority } from '@pullplane/auth';
-import { connectNatsBus } from '@pullplane/bus';
+import { connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
 import { createCertificateAuthority, describeCertificate } from '@pullplane/pki';
-import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import { type LockedNatsServer, startLockedNatsServer } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runCli } from '../src/program.js';
 
 let dir: string;
-let nats: NatsServerHandle;
+let nats: LockedNatsServer;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cli-'));
-  nats = await startNatsServer();
+  nats = await startLockedNatsServer();
 });
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
@@ -81,7 +81,17 @@ describe('pullplane kubeconfig', () => {
   });
 
   it('lists every connected agent from presence with --all', async () => {
-    const bus = await connectNatsBus({ servers: nats.url, name: 'seed' });
+    // The gateways write presence; the admin's identity lists it.
+    const bus = await connectNatsBus({
+      servers: nats.url,
+      name: 'gateway',
+      security: natsConnectionSecurity({
+        natsUrl: nats.url,
+        natsNkeySeedPath: nats.seeds.gateway,
+        natsInsecure: false,
+      }),
+      creates: ['presence'],
+    });
     for (const agent of ['alpha', 'beta']) {
       await bus.presence.put({
         agent,
@@ -105,6 +115,8 @@ describe('pullplane kubeconfig', () => {
       '--all',
       '--nats-url',
       nats.url,
+      '--nats-nkey-seed-path',
+      nats.seeds.admin,
       '--token-key-path',
       key,
     );

@@ -9,7 +9,7 @@ import {
   plaintextListenerProblems,
   TokenAuthority,
 } from '@pullplane/auth';
-import { followRevocations } from '@pullplane/bus';
+import { followRevocations, natsSecurityProblems } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
 import {
@@ -72,7 +72,7 @@ export function validateExtensionProxyConfig(
       problems.push(`--resource-proxy-url: ${u} is not a URL`);
     }
   }
-  problems.push(...gatewayClientProblems(c));
+  problems.push(...gatewayClientProblems(c), ...natsSecurityProblems(c));
   return problems;
 }
 

@@ -194,6 +194,7 @@ export async function startStack(): Promise<Stack> {
     `--internal-listen-port=${await freePort()}`,
     '--advertise-address=127.0.0.1',
     `--nats-url=${nats.url}`,
+    '--nats-insecure',
     '--metrics-port=0',
     '--healthz-port=0',
   ]);
@@ -250,6 +251,7 @@ export async function startStack(): Promise<Stack> {
     `--gateway-key-path=${write('proxy.key', proxyCert.keyPem)}`,
     `--gateway-ca-path=${ca}`,
     `--nats-url=${nats.url}`,
+    '--nats-insecure',
     `--resource-proxy-url=${RESOURCE_PROXY_URL}`,
     `--metrics-port=${metricsPort}`,
     '--healthz-port=0',

@@ -1,4 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
+import { natsSecurityProblems } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import {
   createProxyReplica,
@@ -44,7 +45,7 @@ export function validateRedisProxyConfig(
   // is read, and must exist, only with --redis-tls.
   problems.push(...redisProxyMaterialProblems(c, env));
   if (listenerTlsSource(c)) problems.push(...tlsProtocolSettings(c).problems);
-  problems.push(...gatewayClientProblems(c));
+  problems.push(...gatewayClientProblems(c), ...natsSecurityProblems(c));
   return problems;
 }
 

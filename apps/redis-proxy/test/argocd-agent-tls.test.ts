@@ -110,6 +110,7 @@ describe('principal.redis.tls.enabled, as argocd-agent: TLS both ways, material 
         REDIS_PASSWORD: PASSWORD,
         ARGOCD_PRINCIPAL_PARAMS_FILE: params,
         ARGOCD_PRINCIPAL_NATS_URL: nats.url,
+        ARGOCD_PRINCIPAL_NATS_INSECURE: 'true',
         ARGOCD_PRINCIPAL_KUBECONFIG: await kube.writeKubeconfig(path.join(dir, 'kubeconfig')),
       },
     );
@@ -211,6 +212,7 @@ describe('--tls-client-ca-path admits caller certificates only', () => {
       '--healthz-port=0',
       '--gateway-plaintext',
       `--nats-url=${nats.url}`,
+      '--nats-insecure',
       `--redis-server-address=127.0.0.1:${argocdRedis.port}`,
       '--redis-tls',
       `--redis-ca-path=${write('ca.crt', pki.ca.certPem)}`,

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRedisProxyConfig } from '../src/app.js';
 import { redisProxyOptions } from '../src/options.js';
 
-const base = ['--gateway-plaintext', '--redis-server-address=127.0.0.1:6379'];
+const base = ['--gateway-plaintext', '--redis-server-address=127.0.0.1:6379', '--nats-insecure'];
 const load = (argv: string[], env: Record<string, string> = {}, paramsFile?: string) =>
   loadConfig(redisProxyOptions, {
     argv: [...base, ...argv],

@@ -29,6 +29,7 @@ beforeAll(async () => {
     [
       `--redis-server-address=127.0.0.1:${principal.port}`,
       `--nats-url=${nats.url}`,
+      '--nats-insecure',
       `--max-buffered-bytes=${BUDGET}`,
       `--max-bulk-length=${16 * MiB}`,
       `--max-command-bytes=${17 * MiB}`,

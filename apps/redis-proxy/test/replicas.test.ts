@@ -116,6 +116,7 @@ beforeAll(async () => {
         '--healthz-port=0',
         `--redis-server-address=127.0.0.1:${principal.port}`,
         `--nats-url=${nats.url}`,
+        '--nats-insecure',
         `--gateway-cert-path=${write('proxy.crt', proxyCert.certPem)}`,
         `--gateway-key-path=${write('proxy.key', proxyCert.keyPem)}`,
         `--gateway-ca-path=${write('ca.crt', pki.ca.certPem)}`,

@@ -10,7 +10,7 @@ import {
   plaintextListenerProblems,
   plaintextListenerWarnings,
 } from '@pullplane/auth';
-import { followRevocations } from '@pullplane/bus';
+import { followRevocations, natsSecurityProblems } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import {
   createProxyReplica,
@@ -81,7 +81,7 @@ export function validateResourceProxyConfig(
       );
     }
   }
-  problems.push(...gatewayClientProblems(c));
+  problems.push(...gatewayClientProblems(c), ...natsSecurityProblems(c));
   return problems;
 }
 

@@ -77,6 +77,7 @@ async function startProxy(adopt: boolean): Promise<ResourceProxyApp> {
       `--gateway-ca-path=${write('ca.crt', pki.ca.certPem)}`,
       '--gateway-server-name=localhost',
       `--params-file=${params}`,
+      '--nats-insecure',
     ],
     env: {
       ...envFromParams(ARGOCD_AGENT_PRINCIPAL_ENV, data),

@@ -150,6 +150,8 @@ export async function startHarness(
       `--gateway-ca-path=${caFile}`,
       '--request-timeout=2s',
       '--max-request-body=65536',
+      // The bus is given below: no NATS credentials needed.
+      '--nats-insecure',
       ...(agentOptions.impersonators
         ? [`--impersonation-allowed-callers=${agentOptions.impersonators.join(',')}`]
         : []),

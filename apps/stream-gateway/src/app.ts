@@ -17,7 +17,7 @@ import {
   TokenAuthority,
   type TokenAuthorityOptions,
 } from '@pullplane/auth';
-import { type Bus, connectBusFromFlags, followRevocations } from '@pullplane/bus';
+import { type Bus, connectBusFromFlags, followRevocations, natsSecurityProblems } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator, type ListenerTls } from '@pullplane/gateway';
 import { isLoopback } from '@pullplane/names';
@@ -121,6 +121,7 @@ export function validateGatewayConfig(
       '--adopt-argocd-agent-clusters rewrites cluster Secrets as agents connect: it needs cluster registration (--resource-proxy-url, or --enable-self-cluster-registration)',
     );
   if (internal?.kind === 'token') problems.push('--internal-auth does not support token');
+  problems.push(...natsSecurityProblems(c));
   if (internal?.kind === 'header' && !c.insecurePlaintext) {
     problems.push('--internal-auth=header:… is only safe with --insecure-plaintext behind a mesh sidecar');
   }
@@ -250,7 +251,13 @@ export function createStreamGatewayApp(c: GatewayConfig, deps: StreamGatewayDeps
         ? await followKey(m.agentTokenKey, { denyList, audience: AGENT_TOKEN_AUDIENCE }, logger)
         : undefined;
       const ttl = c.presenceTtl;
-      bus ??= await connectBusFromFlags(c, { name: 'stream-gateway', logger, presenceTtlMs: ttl });
+      bus ??= await connectBusFromFlags(c, {
+        name: 'stream-gateway',
+        logger,
+        presenceTtlMs: ttl,
+        // The gateway owns the presence bucket; revocations it only reads.
+        creates: ['presence'],
+      });
       const internal = internalAuthenticator(internalAuth, c.internalAllowedClients);
       const registrar = m.registrationKey
         ? await createRegistrar(c, m, logger, () => {

@@ -248,6 +248,8 @@ describe('header authentication behind a mesh', () => {
       '--mesh-agent-namespaces=argocd',
       '--internal-mesh-namespaces=argocd',
       '--internal-allowed-clients=argocd-agent-resource-proxy',
+      // These checks are about the listeners; NATS is not used.
+      '--nats-insecure',
     ];
     const { config } = loadConfig(gatewayOptions, {
       argv: ['--insecure-plaintext', '--auth=istio', '--internal-auth=istio', ...mesh],

@@ -223,7 +223,7 @@ describe('certificates without a credential kind (issued by other tooling)', () 
     expect(takeover.error?.code).toBe(status.PERMISSION_DENIED);
     expect(lenient.app.gateway!.session('agent-m')?.sessionId).toBe(session);
     const { config } = loadConfig(gatewayOptions, {
-      argv: [...flags(), '--allow-legacy-agent-certs'],
+      argv: [...flags(), '--allow-legacy-agent-certs', '--nats-insecure'],
       env: {},
     });
     expect(validateGatewayConfig(config)).toEqual([]);

@@ -77,6 +77,7 @@ beforeAll(async () => {
     ARGOCD_PRINCIPAL_PARAMS_FILE: params,
     // Ours: NATS, where proxies reach this gateway, and the API the Secrets come from.
     ARGOCD_PRINCIPAL_NATS_URL: nats.url,
+    ARGOCD_PRINCIPAL_NATS_INSECURE: 'true',
     ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT: String(await freePort()),
     ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS: '127.0.0.1',
     ARGOCD_PRINCIPAL_KUBECONFIG: kubeconfig,
@@ -208,6 +209,7 @@ describe('reading the key from argocd-agent-jwt (RSA)', () => {
       '--healthz-port=0',
       '--auth=token',
       `--nats-url=${nats.url}`,
+      '--nats-insecure',
       `--kubeconfig=${await kube.writeKubeconfig(path.join(dir, 'kubeconfig'))}`,
     ]);
     try {
@@ -267,6 +269,7 @@ describe("adopting argocd-agent's cluster Secrets as agents connect", () => {
       ARGOCD_PRINCIPAL_RESOURCE_PROXY_ADDRESS: 'argocd-agent-resource-proxy:9090',
       ARGOCD_PRINCIPAL_ADOPT_ARGOCD_AGENT_CLUSTERS: 'true',
       ARGOCD_PRINCIPAL_NATS_URL: nats.url,
+      ARGOCD_PRINCIPAL_NATS_INSECURE: 'true',
       ARGOCD_PRINCIPAL_INTERNAL_LISTEN_PORT: String(await freePort()),
       ARGOCD_PRINCIPAL_ADVERTISE_ADDRESS: '127.0.0.1',
       ARGOCD_PRINCIPAL_KUBECONFIG: await kube.writeKubeconfig(path.join(dir, 'kubeconfig')),
@@ -324,7 +327,7 @@ describe("adopting argocd-agent's cluster Secrets as agents connect", () => {
 });
 
 describe("argocd-agent's Istio setup (env only)", () => {
-  it('reads ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT and leaves one actionable problem: how proxies authenticate', async () => {
+  it('reads ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT and leaves two actionable problems: how proxies authenticate, and the NATS identity argocd-agent never had', async () => {
     const { ConfigError, loadConfig } = await import('@pullplane/config');
     const { gatewayOptions } = await import('../src/options.js');
     const { validateGatewayConfig } = await import('../src/app.js');
@@ -345,9 +348,14 @@ describe("argocd-agent's Istio setup (env only)", () => {
     } catch (err) {
       problems = (err as InstanceType<typeof ConfigError>).problems.map((p) => p.message);
     }
-    expect(problems).toEqual([expect.stringContaining('--insecure-plaintext with --internal-auth=mtls')]);
-    // With the internal listener behind the mesh too (what deploy/istio sets), it starts.
+    expect(problems).toEqual([
+      expect.stringContaining('--insecure-plaintext with --internal-auth=mtls'),
+      expect.stringMatching(/NATS holds agent presence and revocations.*--nats-nkey-seed-path/),
+    ]);
+    // With the internal listener behind the mesh too (what deploy/istio sets), and a NATS
+    // identity (or, here, none on purpose), it starts.
     const { config, sources } = load({
+      ARGOCD_PRINCIPAL_NATS_INSECURE: 'true',
       ARGOCD_PRINCIPAL_INTERNAL_AUTH: 'istio',
       ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN: 'cluster.local',
       ARGOCD_PRINCIPAL_INTERNAL_MESH_NAMESPACES: 'argocd',

@@ -29,6 +29,8 @@ export async function startGateway(argv: string[], bus: Bus = createMemoryBus())
       '--internal-listen-port=0',
       '--metrics-port=0',
       '--healthz-port=0',
+      // The bus is in memory: no NATS, no NATS credentials.
+      '--nats-insecure',
       ...argv,
     ],
     env: {},

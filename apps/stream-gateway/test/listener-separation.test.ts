@@ -239,6 +239,7 @@ describe('a plaintext gateway (behind a mesh)', () => {
       '--mesh-agent-namespaces=argocd',
       '--internal-allowed-clients=argocd-server',
       `--nats-url=${nats.url}`,
+      '--nats-insecure',
       '--metrics-port=0',
       '--healthz-port=0',
     ]);
@@ -269,6 +270,7 @@ describe('a plaintext gateway (behind a mesh)', () => {
       '--internal-mesh-namespaces=argocd',
       '--internal-allowed-clients=argocd-agent-resource-proxy',
       `--nats-url=${nats.url}`,
+      '--nats-insecure',
       '--metrics-port=0',
       '--healthz-port=0',
     ]);

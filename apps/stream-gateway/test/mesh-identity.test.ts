@@ -122,7 +122,8 @@ describe('--auth=linkerd, pinned', () => {
 describe('configuration', () => {
   const problems = (argv: string[]) =>
     validateGatewayConfig(
-      loadConfig(gatewayOptions, { argv: ['--insecure-plaintext', ...argv], env: {} }).config,
+      loadConfig(gatewayOptions, { argv: ['--insecure-plaintext', '--nats-insecure', ...argv], env: {} })
+        .config,
     );
 
   it('refuses a preset without the trust domain and namespaces, naming the flags', async () => {
@@ -139,6 +140,7 @@ describe('configuration', () => {
       '--internal-auth=header:x-caller:^([a-z-]+)$',
       '--internal-allowed-clients=p',
       '--nats-url=nats://127.0.0.1:1',
+      '--nats-insecure',
       '--metrics-port=0',
       '--healthz-port=0',
     ]);
@@ -167,6 +169,7 @@ describe('configuration', () => {
       '--auth=header:x-forwarded-client-cert:^.*URI=spiffe://[^/]+/ns/[^/]+/sa/([^,;]+)',
       '--internal-auth=header:x-forwarded-client-cert:^URI=spiffe://cluster\\.local/ns/argocd/sa/([^/]+)$',
       '--internal-allowed-clients=p',
+      '--nats-insecure',
     ];
     const { config } = loadConfig(gatewayOptions, { argv, env: {} });
     expect(validateGatewayConfig(config)).toEqual([]);

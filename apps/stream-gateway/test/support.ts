@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
-import { connectNatsBus } from '@pullplane/bus';
+import { connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
@@ -82,7 +82,10 @@ export interface GatewayProcess {
   exited: Promise<number | null>;
 }
 
-/** Spawns the built stream gateway and waits for its "stream gateway started" line. */
+/**
+ * Spawns the built stream gateway and waits for its "stream gateway started" line. Without NATS
+ * credentials in `extra` it runs with --nats-insecure (an open test NATS).
+ */
 export async function spawnGateway(
   pki: TestPki,
   natsUrl: string,
@@ -103,6 +106,7 @@ export async function spawnGateway(
       `--tls-key=${pki.serverKey}`,
       `--root-ca-path=${pki.ca}`,
       `--nats-url=${natsUrl}`,
+      ...(extra.some((a) => /^--nats-(nkey|creds|user|tls-cert)/.test(a)) ? [] : ['--nats-insecure']),
       '--metrics-port=0',
       '--healthz-port=0',
       '--drain-timeout=2s',
@@ -248,10 +252,21 @@ export async function startAgent(
 export async function startRouter(
   natsUrl: string,
   pki: TestPki,
+  /** The proxy role's nkey seed, for a NATS that requires credentials. */
+  natsSeedPath?: string,
 ): Promise<{ router: AgentRouter; close(): Promise<void> }> {
   const { readFileSync } = await import('node:fs');
   const { cert, key } = await pki.proxy('resource-proxy');
-  const bus = await connectNatsBus({ servers: natsUrl, name: 'test-router' });
+  const bus = await connectNatsBus({
+    servers: natsUrl,
+    name: 'test-router',
+    ...(natsSeedPath
+      ? {
+          security: natsConnectionSecurity({ natsUrl, natsNkeySeedPath: natsSeedPath, natsInsecure: false }),
+          creates: [],
+        }
+      : {}),
+  });
   const router = new AgentRouter({
     bus,
     logger: silent,

@@ -1,6 +1,7 @@
 // The four services as the deploy/ bundles run them, each a process of its own (the built apps),
 // with real NATS and redis-servers and the fake Kubernetes API as the agent's cluster: what
-// the monitoring tests scrape.
+// the monitoring tests scrape. NATS is locked as deploy/ locks it: the shipped users and
+// permissions, the gateway with the gateway role's nkey, the proxies with the proxy role's.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TokenAuthority } from '@pullplane/auth';
@@ -9,13 +10,13 @@ import {
   createTestPki,
   type FakeKubeApiServer,
   freePort,
+  type LockedNatsServer,
   makeTempDir,
-  type NatsServerHandle,
   type RedisServerHandle,
   seedArgoDemo,
   spawnAppProcess,
   startFakeKubeApiServer,
-  startNatsServer,
+  startLockedNatsServer,
   startRedisServer,
   type TestPki,
   waitFor,
@@ -60,7 +61,7 @@ export async function startStack(): Promise<RunningStack> {
   const jwt = write('jwt.key', tokens.exportPrivateKeyPem());
 
   const started: Array<{ stop(): Promise<unknown> }> = [];
-  const nats: NatsServerHandle = await startNatsServer();
+  const nats: LockedNatsServer = await startLockedNatsServer();
   started.push(nats);
   const redisPassword = 'argocd-redis-pw';
   const principalRedis: RedisServerHandle = await startRedisServer({ password: redisPassword });
@@ -86,6 +87,7 @@ export async function startStack(): Promise<RunningStack> {
     `--gateway-ca-path=${ca}`,
     '--gateway-server-name=localhost',
     `--nats-url=${nats.url}`,
+    `--nats-nkey-seed-path=${nats.seeds.proxy}`,
   ];
   const processes: AppProcess[] = [];
   const spawn = (app: string, args: string[]) => {
@@ -104,6 +106,7 @@ export async function startStack(): Promise<RunningStack> {
       `--root-ca-path=${ca}`,
       '--internal-allowed-clients=resource-proxy,redis-proxy',
       `--nats-url=${nats.url}`,
+      `--nats-nkey-seed-path=${nats.seeds.gateway}`,
       `--metrics-port=${metrics.gateway}`,
     ]);
     await gateway.waitForLine((l) => l.msg === 'stream gateway started');

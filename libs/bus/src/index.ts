@@ -2,12 +2,23 @@ export { decodePresence, decodeRevocation, presenceKey, revocationKey } from './
 export { BusError, BusErrorCode, BusErrors } from './errors.js';
 export { createMemoryBus } from './memory-bus.js';
 export {
+  type BusBucket,
   connectNatsBus,
   DEFAULT_CONTROL_SUBJECT,
   DEFAULT_PRESENCE_BUCKET,
   type NatsBusOptions,
+  revocationBucketName,
 } from './nats-bus.js';
-export { connectBusFromFlags, natsOptions } from './nats-options.js';
+export {
+  createNatsUserNkey,
+  type NatsConnectionSecurity,
+  type NatsSecurityFlags,
+  natsConnectionSecurity,
+  natsSecurityProblems,
+  natsSecurityWarnings,
+  natsTlsRequired,
+} from './nats-credentials.js';
+export { connectBusFromFlags, type NatsFlags, natsOptions } from './nats-options.js';
 export { followRevocations, type RevocationHandlers } from './revocation-feed.js';
 export type {
   Bus,

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KV, Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   decodeControl,
   decodePresence,
@@ -10,6 +9,9 @@ import {
   revocationKey,
 } from './codec.js';
 import { BusError, BusErrorCode } from './errors.js';
+import { isPermissionViolation, KvBucket } from './kv-bucket.js';
+import { connectOnce } from './nats-connect.js';
+import type { NatsConnectionSecurity } from './nats-credentials.js';
 import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
 
 export interface NatsBusOptions {
@@ -24,10 +26,24 @@ export interface NatsBusOptions {
   controlSubject?: string;
   /** Failures that must not stop the bus (a bad record, a watch restart) are reported here. */
   onWarning?: (message: string, err?: unknown) => void;
+  /** Identity and TLS (from `natsConnectionSecurity`); none when omitted. */
+  security?: NatsConnectionSecurity;
+  /**
+   * The buckets this connection creates when they are missing: the role that owns a bucket
+   * (the gateway presence, the admin revocations). Others only open them and read a missing
+   * one as empty. Default: both, for a NATS without permissions.
+   */
+  creates?: readonly BusBucket[];
+  /** Give up on an unreachable NATS after this long (default: keep trying, NATS may start later). */
+  firstConnectTimeoutMs?: number;
 }
+
+export type BusBucket = 'presence' | 'revocations';
 
 export const DEFAULT_PRESENCE_BUCKET = 'pullplane-presence';
 export const DEFAULT_CONTROL_SUBJECT = 'pullplane.control';
+/** The revocation bucket is named after the presence bucket. */
+export const revocationBucketName = (presenceBucket: string) => `${presenceBucket}-revocations`;
 
 /**
  * Presence in a JetStream KV bucket and control events on a plain subject. The connection
@@ -36,54 +52,67 @@ export const DEFAULT_CONTROL_SUBJECT = 'pullplane.control';
  */
 export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   const warn = opts.onWarning ?? (() => undefined);
-  let nc: NatsConnection;
+  const identity = opts.security?.identity ?? 'none';
+  const nc = await connectOnce(opts, identity, warn);
+
+  const creates = new Set(opts.creates ?? ['presence', 'revocations']);
+  const kvm = new Kvm(nc);
+  const bucketName = opts.bucket ?? DEFAULT_PRESENCE_BUCKET;
+  const presence = new KvBucket(
+    kvm,
+    bucketName,
+    creates.has('presence')
+      ? { ttl: opts.presenceTtlMs ?? 90_000, replicas: opts.replicas ?? 1, history: 1, timeout: 2_000 }
+      : undefined,
+    identity,
+  );
+  let revocations: KvBucket;
   try {
-    nc = await connect({
-      servers: opts.servers,
-      name: opts.name,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-      reconnectJitter: 250,
-      waitOnFirstConnect: true,
-      pingInterval: 5_000,
-      maxPingOut: 2,
-    });
-  } catch (err) {
-    throw new BusError(
-      BusErrorCode.CONNECT_FAILED,
-      `cannot connect to NATS at ${String(opts.servers)}: ${String(err)}`,
-      {
-        cause: err,
-      },
+    // The owner creates its bucket now: a missing permission fails startup, not a later write.
+    if (creates.has('presence')) await presence.ensure();
+    // Revocations never expire: a separate bucket without the presence TTL. Its owner (the
+    // admin's CLI) has no replica setting of its own: it gives it as many replicas as the
+    // gateways gave presence, so a NATS node lost loses no revocation either.
+    const replicas = creates.has('revocations')
+      ? (opts.replicas ?? (await presence.replicas()) ?? 1)
+      : undefined;
+    revocations = new KvBucket(
+      kvm,
+      revocationBucketName(bucketName),
+      replicas === undefined ? undefined : { replicas, history: 1, timeout: 2_000 },
+      identity,
     );
+    if (creates.has('revocations')) await revocations.ensure();
+  } catch (err) {
+    await nc.close();
+    throw err;
   }
 
-  const bucketName = opts.bucket ?? DEFAULT_PRESENCE_BUCKET;
-  const kvm = new Kvm(nc);
-  const kvOpts = {
-    ttl: opts.presenceTtlMs ?? 90_000,
-    replicas: opts.replicas ?? 1,
-    history: 1,
-    timeout: 2_000,
-  };
-  let kv: KV = await kvm.create(bucketName, kvOpts);
   let closed = false;
   let status: BusStatus = 'connected';
   const statusListeners = new Set<(s: BusStatus) => void>();
-
-  // A NATS restarted without its store loses the bucket: recreate it when writes fail.
-  const withBucket = async <T>(fn: (kv: KV) => Promise<T>): Promise<T> => {
-    try {
-      return await fn(kv);
-    } catch (err) {
-      if (!/stream not found|bucket not found|no stream matches/i.test(String(err))) throw err;
-      kv = await kvm.create(bucketName, kvOpts);
-      return fn(kv);
-    }
-  };
+  const controlSubject = opts.controlSubject ?? DEFAULT_CONTROL_SUBJECT;
+  let controlDenials = 0;
 
   void (async () => {
     for await (const s of nc.status()) {
+      if (s.type === 'error') {
+        const subject = (s.error as { subject?: unknown }).subject;
+        if (isPermissionViolation(s.error)) {
+          if (subject === controlSubject) controlDenials++;
+          // A watch that resets removes its old consumer if it may; the roles may not (the
+          // server expires it), so that refusal is expected and not worth a warning.
+          if (!String(subject).startsWith('$JS.API.CONSUMER.DELETE.'))
+            warn(`NATS denied a subject to ${identity} (its role's permissions)`, s.error);
+        } else if ((s.error as { name?: unknown }).name === 'AuthorizationError') {
+          // After a key rotation the seed file catches up within the kubelet's sync period.
+          warn(
+            `NATS refused ${identity} on reconnect; retrying with the credentials files read again`,
+            s.error,
+          );
+        }
+        continue;
+      }
       const next: BusStatus | undefined =
         s.type === 'disconnect' ? 'disconnected' : s.type === 'reconnect' ? 'connected' : undefined;
       if (!next || next === status) continue;
@@ -92,16 +121,6 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     }
   })().catch((err) => warn('NATS status loop ended', err));
 
-  const controlSubject = opts.controlSubject ?? DEFAULT_CONTROL_SUBJECT;
-  // Revocations never expire: a separate bucket without the presence TTL.
-  const revocationBucket = `${bucketName}-revocations`;
-  const revOpts = { replicas: opts.replicas ?? 1, history: 1, timeout: 2_000 };
-  let revKv: KV | undefined;
-  const revocations = async (): Promise<KV> => {
-    revKv ??= await kvm.create(revocationBucket, revOpts);
-    return revKv;
-  };
-
   return {
     kind: 'nats',
     get status() {
@@ -109,43 +128,48 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     },
     presence: {
       async put(record: PresenceRecord) {
-        await withBucket((b) => b.put(presenceKey(record.agent), encodeJson(record)));
+        await presence.use(
+          'write presence into',
+          (kv) => kv.put(presenceKey(record.agent), encodeJson(record)),
+          () => presence.missing('write presence into'),
+        );
       },
       async remove(agent: string, sessionId: string) {
-        await withBucket(async (b) => {
-          const entry = await b.get(presenceKey(agent));
-          if (entry?.operation !== 'PUT') return;
-          let current: PresenceRecord;
-          try {
-            current = decodePresence(entry.value);
-          } catch {
-            return;
-          }
-          if (current.sessionId !== sessionId) return;
-          // previousSeq makes the delete lose a race against a newer put.
-          await b.delete(presenceKey(agent), { previousSeq: entry.revision }).catch((err: unknown) => {
-            if (!/wrong last sequence/i.test(String(err))) throw err;
-          });
-        });
+        await presence.use(
+          'remove presence from',
+          async (kv) => {
+            const entry = await kv.get(presenceKey(agent));
+            if (entry?.operation !== 'PUT') return;
+            let current: PresenceRecord;
+            try {
+              current = decodePresence(entry.value);
+            } catch {
+              return;
+            }
+            if (current.sessionId !== sessionId) return;
+            // previousSeq makes the delete lose a race against a newer put.
+            await kv.delete(presenceKey(agent), { previousSeq: entry.revision }).catch((err: unknown) => {
+              if (!/wrong last sequence/i.test(String(err))) throw err;
+            });
+          },
+          () => undefined,
+        );
       },
       async get(agent: string) {
-        const entry = await withBucket((b) => b.get(presenceKey(agent)));
+        const entry = await presence.use(
+          'read presence from',
+          (kv) => kv.get(presenceKey(agent)),
+          () => null,
+        );
         if (entry?.operation !== 'PUT') return undefined;
         return decodePresence(entry.value);
       },
       async list() {
-        const out: PresenceRecord[] = [];
-        const keys = await withBucket((b) => b.keys());
-        for await (const key of keys) {
-          const entry = await kv.get(key);
-          if (entry?.operation !== 'PUT') continue;
-          try {
-            out.push(decodePresence(entry.value));
-          } catch (err) {
-            warn(`skipping invalid presence record ${key}`, err);
-          }
-        }
-        return out;
+        return presence.use(
+          'list',
+          (kv) => readAll(kv, decodePresence, 'presence record', warn),
+          () => [],
+        );
       },
       async watch(listener: (event: PresenceEvent) => void) {
         let stopped = false;
@@ -153,13 +177,20 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
         const known = new Set<string>();
         // Each (re)start replays current values; anything we knew that is absent from the
         // replay was deleted while we were not watching.
-        const run = async (first: () => void) => {
+        let replayed = false;
+        const run = async (first: () => void, refused: (err: unknown) => void) => {
           let backoff = 100;
+          let toldMissing = false;
           while (!stopped && !closed) {
             try {
-              const empty = (await withBucket((b) => b.status())).values === 0;
-              const iter = await withBucket((b) => b.watch({ key: '>' }));
-              stopCurrent = () => iter.stop();
+              const started = await presence.use(
+                'watch',
+                async (kv) => ({
+                  empty: (await kv.status()).values === 0,
+                  iter: await kv.watch({ key: '>' }),
+                }),
+                () => undefined,
+              );
               const seen = new Set<string>();
               let replaying = true;
               const finishReplay = () => {
@@ -173,26 +204,42 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
                 }
                 first();
               };
-              if (empty) finishReplay();
-              for await (const e of iter) {
-                backoff = 100;
-                if (e.operation === 'PUT') {
-                  try {
-                    const record = decodePresence(e.value);
-                    seen.add(record.agent);
-                    known.add(record.agent);
-                    listener({ type: 'put', record });
-                  } catch (err) {
-                    warn(`ignoring invalid presence record ${e.key}`, err);
+              if (!started) {
+                // Not created yet (no gateway has started): empty until it is.
+                finishReplay();
+                if (!toldMissing)
+                  warn(
+                    `presence bucket ${presence.name} does not exist yet; reading it as empty until a gateway creates it`,
+                  );
+                toldMissing = true;
+              } else {
+                toldMissing = false;
+                const { empty, iter } = started;
+                stopCurrent = () => iter.stop();
+                if (empty) finishReplay();
+                for await (const e of iter) {
+                  backoff = 100;
+                  if (e.operation === 'PUT') {
+                    try {
+                      const record = decodePresence(e.value);
+                      seen.add(record.agent);
+                      known.add(record.agent);
+                      listener({ type: 'put', record });
+                    } catch (err) {
+                      warn(`ignoring invalid presence record ${e.key}`, err);
+                    }
+                  } else if (known.delete(e.key)) {
+                    listener({ type: 'delete', agent: e.key });
                   }
-                } else if (known.delete(e.key)) {
-                  listener({ type: 'delete', agent: e.key });
+                  if (replaying && e.delta === 0) finishReplay();
                 }
-                if (replaying && e.delta === 0) finishReplay();
+                finishReplay();
               }
-              finishReplay();
             } catch (err) {
               if (stopped || closed) return;
+              // A role without the permission to watch will never get it: fail the caller's startup.
+              if (!replayed && err instanceof BusError && err.code === BusErrorCode.PERMISSION_DENIED)
+                return refused(err);
               warn('presence watch failed; restarting', err);
             }
             if (stopped || closed) return;
@@ -200,8 +247,11 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
             backoff = Math.min(backoff * 2, 5_000);
           }
         };
-        await new Promise<void>((resolve) => {
-          void run(resolve);
+        await new Promise<void>((resolve, reject) => {
+          void run(() => {
+            replayed = true;
+            resolve();
+          }, reject);
         });
         return () => {
           stopped = true;
@@ -211,8 +261,17 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     },
     control: {
       async publish(event: ControlEvent) {
+        const before = controlDenials;
         nc.publish(controlSubject, encodeJson(event));
+        // The server answers a refused publish before the flush's PONG; the status loop has
+        // seen it once the microtasks queued with it have run.
         await nc.flush();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (controlDenials !== before)
+          throw new BusError(
+            BusErrorCode.PERMISSION_DENIED,
+            `NATS denied publishing control events on ${controlSubject} to ${identity}`,
+          );
       },
       subscribe(listener: (event: ControlEvent) => void) {
         const sub = nc.subscribe(controlSubject, {
@@ -230,44 +289,60 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     },
     revocations: {
       async add(r: Revocation) {
-        await (await revocations()).put(revocationKey(r), encodeJson(r));
+        await revocations.use(
+          'store a revocation in',
+          (kv) => kv.put(revocationKey(r), encodeJson(r)),
+          () => revocations.missing('store a revocation in'),
+        );
       },
       async list() {
-        const kv = await revocations();
-        const out: Revocation[] = [];
-        for await (const key of await kv.keys()) {
-          const e = await kv.get(key);
-          if (e?.operation !== 'PUT') continue;
-          try {
-            out.push(decodeRevocation(e.value));
-          } catch (err) {
-            warn(`skipping invalid revocation ${key}`, err);
-          }
-        }
-        return out;
+        return revocations.use(
+          'list',
+          (kv) => readAll(kv, decodeRevocation, 'revocation', warn),
+          () => [],
+        );
       },
       async watch(listener: (r: Revocation) => void) {
-        const kv = await revocations();
         let stopped = false;
         let stopIter: (() => void) | undefined;
         const loop = async () => {
+          let backoff = 500;
+          let toldMissing = false;
           while (!stopped && !closed) {
             try {
-              const iter = await kv.watch({ key: '>' });
-              stopIter = () => iter.stop();
-              for await (const e of iter) {
-                if (e.operation !== 'PUT') continue;
-                try {
-                  listener(decodeRevocation(e.value));
-                } catch (err) {
-                  warn('ignoring invalid revocation', err);
+              const iter = await revocations.use(
+                'watch',
+                (kv) => kv.watch({ key: '>' }),
+                () => undefined,
+              );
+              if (!iter) {
+                // Nobody has revoked anything yet; the control event of the first revocation
+                // arrives meanwhile, and this watch picks the bucket up when it appears.
+                if (!toldMissing)
+                  warn(
+                    `revocation bucket ${revocations.name} does not exist yet (nothing revoked so far); polling for it`,
+                  );
+                toldMissing = true;
+              } else {
+                toldMissing = false;
+                backoff = 500;
+                stopIter = () => iter.stop();
+                for await (const e of iter) {
+                  if (e.operation !== 'PUT') continue;
+                  try {
+                    listener(decodeRevocation(e.value));
+                  } catch (err) {
+                    warn('ignoring invalid revocation', err);
+                  }
                 }
               }
             } catch (err) {
               if (stopped || closed) return;
               warn('revocation watch failed; restarting', err);
             }
-            await sleep(500);
+            if (stopped || closed) return;
+            await sleep(backoff);
+            backoff = Math.min(backoff * 2, 5_000);
           }
         };
         void loop();
@@ -289,4 +364,24 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
       await nc.drain().catch(() => nc.close());
     },
   };
+}
+
+/** Every current value of a bucket, decoded; invalid ones are reported and skipped. */
+async function readAll<T>(
+  kv: KV,
+  decode: (bytes: Uint8Array) => T,
+  what: string,
+  warn: (message: string, err?: unknown) => void,
+): Promise<T[]> {
+  const out: T[] = [];
+  for await (const key of await kv.keys()) {
+    const e = await kv.get(key);
+    if (e?.operation !== 'PUT') continue;
+    try {
+      out.push(decode(e.value));
+    } catch (err) {
+      warn(`skipping invalid ${what} ${key}`, err);
+    }
+  }
+  return out;
 }

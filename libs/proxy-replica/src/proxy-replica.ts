@@ -1,4 +1,4 @@
-import { type Bus, connectBusFromFlags } from '@pullplane/bus';
+import { type Bus, connectBusFromFlags, type NatsFlags } from '@pullplane/bus';
 import type { AgentRouter } from '@pullplane/router';
 import { createOpsServer, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Logger } from 'pino';
@@ -12,9 +12,7 @@ export interface ListeningProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-export interface ProxyReplicaFlags extends GatewayClientFlags {
-  natsUrl: string;
-  presenceReplicas: number;
+export interface ProxyReplicaFlags extends GatewayClientFlags, NatsFlags {
   requestTimeout: number;
   drainTimeout: number;
   healthzPort: number;
@@ -98,7 +96,8 @@ export function createProxyReplica<P extends ListeningProxy>(
     },
     async start() {
       await ops.listen();
-      bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
+      // Proxies only read presence and revocations: they create no bucket.
+      bus ??= await connectBusFromFlags(c, { name: deps.name, logger, creates: [] });
       router = await startRouterFromFlags(c, { bus, logger, registry });
       const routing = router;
       countKnownAgents(registry, deps.name, () => routing.agents().length);

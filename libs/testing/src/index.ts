@@ -47,6 +47,14 @@ export {
 export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
 export { builtAppMain } from './launchers/built-app.js';
 export { freePort } from './launchers/free-port.js';
+export {
+  DEPLOY_NATS_CONFIG_DIR,
+  type LockedNatsServer,
+  type LockedNatsServerOptions,
+  NATS_ROLES,
+  type NatsRole,
+  startLockedNatsServer,
+} from './launchers/locked-nats-server.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
 export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';
 export {

@@ -287,6 +287,10 @@ function transformPrincipal(params: Map<string, string>, notes: Note[]): Mesh {
   });
   notes.push({
     section: 'action',
+    text: "create the NATS identities (pullplane only: argocd-agent has no NATS, pullplane's holds presence and revocations and admits one nkey per role): `pullplane nats nkeys --dir ./nats | kubectl apply -n <namespace> -f -`, and keep ./nats/admin.nk for `pullplane agent revoke`",
+  });
+  notes.push({
+    section: 'action',
     text: "the gateways' server certificate (argocd-agent-principal-tls) must also name argocd-agent-principal-internal (proxies reach gateways by pod IP and verify that name): re-issue it with that DNS SAN",
   });
   return mesh;

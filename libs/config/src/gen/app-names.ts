@@ -531,7 +531,16 @@ export const APP_NAMES: AppNameRegistry = {
       "mesh-trust-domain",
       "metrics-port",
       "namespace",
+      "nats-creds-path",
+      "nats-insecure",
+      "nats-nkey-seed-path",
+      "nats-password",
+      "nats-password-path",
+      "nats-tls-ca-path",
+      "nats-tls-cert-path",
+      "nats-tls-key-path",
       "nats-url",
+      "nats-user",
       "otlp-address",
       "otlp-insecure",
       "presence-replicas",
@@ -574,8 +583,17 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_LOG_LEVEL",
       "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
       "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_CREDS_PATH",
+      "ARGOCD_PRINCIPAL_NATS_INSECURE",
+      "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_NATS_USER",
       "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
       "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
@@ -613,8 +631,16 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.log.level",
       "principal.mesh.trust-domain",
       "principal.namespace",
+      "principal.nats.creds-path",
+      "principal.nats.insecure",
+      "principal.nats.nkey-seed-path",
+      "principal.nats.password-path",
       "principal.nats.presence-replicas",
+      "principal.nats.tls.ca-path",
+      "principal.nats.tls.cert-path",
+      "principal.nats.tls.key-path",
       "principal.nats.url",
+      "principal.nats.user",
       "principal.resource-proxy.url",
       "principal.tls.ciphersuites",
       "principal.tls.max-version",
@@ -639,6 +665,94 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "nats-nkey-seed-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH"
+        ],
+        "params": [
+          "principal.nats.nkey-seed-path"
+        ]
+      },
+      {
+        "flag": "nats-creds-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_CREDS_PATH"
+        ],
+        "params": [
+          "principal.nats.creds-path"
+        ]
+      },
+      {
+        "flag": "nats-user",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_USER"
+        ],
+        "params": [
+          "principal.nats.user"
+        ]
+      },
+      {
+        "flag": "nats-password-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH"
+        ],
+        "params": [
+          "principal.nats.password-path"
+        ]
+      },
+      {
+        "flag": "nats-password",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD"
+        ],
+        "params": []
+      },
+      {
+        "flag": "nats-tls-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.ca-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.key-path"
+        ]
+      },
+      {
+        "flag": "nats-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_INSECURE"
+        ],
+        "params": [
+          "principal.nats.insecure"
         ]
       },
       {
@@ -1008,7 +1122,16 @@ export const APP_NAMES: AppNameRegistry = {
       "max-unauthenticated-bytes",
       "metrics-port",
       "namespace",
+      "nats-creds-path",
+      "nats-insecure",
+      "nats-nkey-seed-path",
+      "nats-password",
+      "nats-password-path",
+      "nats-tls-ca-path",
+      "nats-tls-cert-path",
+      "nats-tls-key-path",
       "nats-url",
+      "nats-user",
       "otlp-address",
       "otlp-insecure",
       "presence-replicas",
@@ -1038,8 +1161,17 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_KUBECONTEXT",
       "ARGOCD_PRINCIPAL_LOG_LEVEL",
       "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_CREDS_PATH",
+      "ARGOCD_PRINCIPAL_NATS_INSECURE",
+      "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_NATS_USER",
       "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
       "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
@@ -1089,8 +1221,16 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.kubecontext",
       "principal.log.level",
       "principal.namespace",
+      "principal.nats.creds-path",
+      "principal.nats.insecure",
+      "principal.nats.nkey-seed-path",
+      "principal.nats.password-path",
       "principal.nats.presence-replicas",
+      "principal.nats.tls.ca-path",
+      "principal.nats.tls.cert-path",
+      "principal.nats.tls.key-path",
       "principal.nats.url",
+      "principal.nats.user",
       "principal.redis-proxy.agent-key-prefixes",
       "principal.redis-proxy.allow-commands",
       "principal.redis-proxy.disable",
@@ -1152,6 +1292,94 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "nats-nkey-seed-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH"
+        ],
+        "params": [
+          "principal.nats.nkey-seed-path"
+        ]
+      },
+      {
+        "flag": "nats-creds-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_CREDS_PATH"
+        ],
+        "params": [
+          "principal.nats.creds-path"
+        ]
+      },
+      {
+        "flag": "nats-user",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_USER"
+        ],
+        "params": [
+          "principal.nats.user"
+        ]
+      },
+      {
+        "flag": "nats-password-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH"
+        ],
+        "params": [
+          "principal.nats.password-path"
+        ]
+      },
+      {
+        "flag": "nats-password",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD"
+        ],
+        "params": []
+      },
+      {
+        "flag": "nats-tls-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.ca-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.key-path"
+        ]
+      },
+      {
+        "flag": "nats-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_INSECURE"
+        ],
+        "params": [
+          "principal.nats.insecure"
         ]
       },
       {
@@ -1645,7 +1873,16 @@ export const APP_NAMES: AppNameRegistry = {
       "mesh-trust-domain",
       "metrics-port",
       "namespace",
+      "nats-creds-path",
+      "nats-insecure",
+      "nats-nkey-seed-path",
+      "nats-password",
+      "nats-password-path",
+      "nats-tls-ca-path",
+      "nats-tls-cert-path",
+      "nats-tls-key-path",
       "nats-url",
+      "nats-user",
       "otlp-address",
       "otlp-insecure",
       "presence-replicas",
@@ -1670,8 +1907,17 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_LOG_LEVEL",
       "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
       "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_CREDS_PATH",
+      "ARGOCD_PRINCIPAL_NATS_INSECURE",
+      "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_NATS_USER",
       "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
       "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
@@ -1713,8 +1959,16 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.log.level",
       "principal.mesh.trust-domain",
       "principal.namespace",
+      "principal.nats.creds-path",
+      "principal.nats.insecure",
+      "principal.nats.nkey-seed-path",
+      "principal.nats.password-path",
       "principal.nats.presence-replicas",
+      "principal.nats.tls.ca-path",
+      "principal.nats.tls.cert-path",
+      "principal.nats.tls.key-path",
       "principal.nats.url",
+      "principal.nats.user",
       "principal.resource-proxy.allow-insecure-non-loopback",
       "principal.resource-proxy.allowed-callers",
       "principal.resource-proxy.auth",
@@ -1763,6 +2017,94 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "nats-nkey-seed-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH"
+        ],
+        "params": [
+          "principal.nats.nkey-seed-path"
+        ]
+      },
+      {
+        "flag": "nats-creds-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_CREDS_PATH"
+        ],
+        "params": [
+          "principal.nats.creds-path"
+        ]
+      },
+      {
+        "flag": "nats-user",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_USER"
+        ],
+        "params": [
+          "principal.nats.user"
+        ]
+      },
+      {
+        "flag": "nats-password-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH"
+        ],
+        "params": [
+          "principal.nats.password-path"
+        ]
+      },
+      {
+        "flag": "nats-password",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD"
+        ],
+        "params": []
+      },
+      {
+        "flag": "nats-tls-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.ca-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.key-path"
+        ]
+      },
+      {
+        "flag": "nats-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_INSECURE"
+        ],
+        "params": [
+          "principal.nats.insecure"
         ]
       },
       {
@@ -2172,7 +2514,16 @@ export const APP_NAMES: AppNameRegistry = {
       "mesh-trust-domain",
       "metrics-port",
       "namespace",
+      "nats-creds-path",
+      "nats-insecure",
+      "nats-nkey-seed-path",
+      "nats-password",
+      "nats-password-path",
+      "nats-tls-ca-path",
+      "nats-tls-cert-path",
+      "nats-tls-key-path",
       "nats-url",
+      "nats-user",
       "otlp-address",
       "otlp-insecure",
       "presence-replicas",
@@ -2228,8 +2579,17 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_MESH_TRUST_DOMAIN",
       "ARGOCD_PRINCIPAL_METRICS_PORT",
       "ARGOCD_PRINCIPAL_NAMESPACE",
+      "ARGOCD_PRINCIPAL_NATS_CREDS_PATH",
+      "ARGOCD_PRINCIPAL_NATS_INSECURE",
+      "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD",
+      "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH",
       "ARGOCD_PRINCIPAL_NATS_PRESENCE_REPLICAS",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH",
+      "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH",
       "ARGOCD_PRINCIPAL_NATS_URL",
+      "ARGOCD_PRINCIPAL_NATS_USER",
       "ARGOCD_PRINCIPAL_OTLP_ADDRESS",
       "ARGOCD_PRINCIPAL_OTLP_INSECURE",
       "ARGOCD_PRINCIPAL_PARAMS_FILE",
@@ -2276,8 +2636,16 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.mesh.trust-domain",
       "principal.metrics.port",
       "principal.namespace",
+      "principal.nats.creds-path",
+      "principal.nats.insecure",
+      "principal.nats.nkey-seed-path",
+      "principal.nats.password-path",
       "principal.nats.presence-replicas",
+      "principal.nats.tls.ca-path",
+      "principal.nats.tls.cert-path",
+      "principal.nats.tls.key-path",
       "principal.nats.url",
+      "principal.nats.user",
       "principal.presence.ttl",
       "principal.registration.ca-path",
       "principal.registration.enable",
@@ -2325,6 +2693,94 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.nats.presence-replicas"
+        ]
+      },
+      {
+        "flag": "nats-nkey-seed-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_NKEY_SEED_PATH"
+        ],
+        "params": [
+          "principal.nats.nkey-seed-path"
+        ]
+      },
+      {
+        "flag": "nats-creds-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_CREDS_PATH"
+        ],
+        "params": [
+          "principal.nats.creds-path"
+        ]
+      },
+      {
+        "flag": "nats-user",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_USER"
+        ],
+        "params": [
+          "principal.nats.user"
+        ]
+      },
+      {
+        "flag": "nats-password-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD_PATH"
+        ],
+        "params": [
+          "principal.nats.password-path"
+        ]
+      },
+      {
+        "flag": "nats-password",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_PASSWORD"
+        ],
+        "params": []
+      },
+      {
+        "flag": "nats-tls-ca-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CA_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.ca-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-cert-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_CERT_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.cert-path"
+        ]
+      },
+      {
+        "flag": "nats-tls-key-path",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_TLS_KEY_PATH"
+        ],
+        "params": [
+          "principal.nats.tls.key-path"
+        ]
+      },
+      {
+        "flag": "nats-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_NATS_INSECURE"
+        ],
+        "params": [
+          "principal.nats.insecure"
         ]
       },
       {

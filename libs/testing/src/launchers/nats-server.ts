@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import {
   findBinary,
@@ -17,6 +19,16 @@ export interface NatsServerOptions {
   storeDir?: string;
   /** Extra command-line arguments, appended last. */
   args?: string[];
+  /**
+   * A server configuration file's text (users, permissions, TLS…), loaded with `--config`;
+   * `include` paths resolve against `configDir`. Port, monitor port and JetStream come from
+   * the command line and win over the file.
+   */
+  config?: string;
+  /** Where the config file is written (default: a temporary directory). */
+  configDir?: string;
+  /** Environment of the server: the values of `$VARIABLE`s the config leaves to the environment. */
+  env?: Record<string, string>;
   /** Startup timeout (default 15 s). */
   startTimeoutMs?: number;
 }
@@ -46,12 +58,18 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = options.storeDir ?? makeTempDir('nats-js-');
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   let proc: TrackedProcess | undefined;
+  let configFile: string | undefined;
+  if (options.config !== undefined) {
+    configFile = join(options.configDir ?? makeTempDir('nats-conf-'), 'nats-server.conf');
+    writeFileSync(configFile, options.config);
+  }
 
   const launch = async () => {
-    const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)];
+    const args = configFile ? ['--config', configFile] : [];
+    args.push('-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort));
     if (jetstream) args.push('-js', '-sd', storeDir);
     args.push(...(options.args ?? []));
-    const started = spawnTracked(binary, args);
+    const started = spawnTracked(binary, args, undefined, options.env);
     proc = started;
     // /healthz reports ok only once JetStream (when enabled) has finished recovering
     // its store, which matters after restart() with existing streams.

@@ -63,9 +63,19 @@ export interface TrackedProcess {
   isRunning(): boolean;
 }
 
-export function spawnTracked(binary: string, args: string[], cwd?: string): TrackedProcess {
+export function spawnTracked(
+  binary: string,
+  args: string[],
+  cwd?: string,
+  /** Added to this process's environment. */
+  env?: Record<string, string>,
+): TrackedProcess {
   installExitHook();
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const child = spawn(binary, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   children.add(child);
   let tail = '';
   const keep = (chunk: Buffer) => {
