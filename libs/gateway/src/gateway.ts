@@ -98,7 +98,7 @@ export function defaultGatewayId(): string {
 /**
  * The stream gateway: holds agent tunnels and serves logical streams over them. Each
  * listener has its own gRPC server with its own service: agents reach only Connect, proxy
- * replicas only Forward, so one kind of credential can never use the other's service.
+ * replicas only Link, so one kind of credential can never use the other's service.
  */
 export class Gateway {
   readonly gatewayId: string;
