@@ -9,22 +9,17 @@ import {
   plaintextListenerProblems,
   TokenAuthority,
 } from '@pullplane/auth';
-import { followRevocations, natsSecurityProblems } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
+import { followRevocations, natsSecurityProblems, onConfigReload } from '@pullplane/bus';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
 import {
   createProxyReplica,
-  currentListenerTls,
-  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
 } from '@pullplane/proxy-replica';
-import { tlsProtocolSettings } from '@pullplane/tls-material';
-import type { extensionProxyOptions } from './options.js';
+import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
+import type { ExtensionProxyConfig } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
-
-export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;
 
 /** Audience of the bearer tokens the Argo CD server presents (`pullplane extensions token`). */
 export const EXTENSION_PROXY_AUDIENCE = 'extension-proxy';
@@ -157,8 +152,8 @@ export function createExtensionProxyApp(
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {
-        bus,
-        service: 'extension-proxy',
+        logger,
+        reloadOn: (reload) => onConfigReload(bus, 'extension-proxy', reload),
         apply: (tls) => proxy.reloadTls(tls),
       });
       reload = followed.reload;

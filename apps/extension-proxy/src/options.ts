@@ -1,5 +1,5 @@
 import { natsOptions } from '@pullplane/bus';
-import { defineOptions } from '@pullplane/config';
+import { defineOptions, type InferConfig } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
 import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
@@ -183,3 +183,5 @@ export const extensionProxyOptions = defineOptions([
     description: 'Log level.',
   },
 ]);
+
+export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;

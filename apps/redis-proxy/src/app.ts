@@ -1,10 +1,8 @@
 import type { Tracer } from '@opentelemetry/api';
-import { natsSecurityProblems } from '@pullplane/bus';
+import { natsSecurityProblems, onConfigReload } from '@pullplane/bus';
 import type { InferConfig } from '@pullplane/config';
 import {
   createProxyReplica,
-  currentListenerTls,
-  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
@@ -15,7 +13,7 @@ import {
   validateAllowedCommands,
   validateKeyPrefixes,
 } from '@pullplane/redis-proxy';
-import { tlsProtocolSettings } from '@pullplane/tls-material';
+import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
 import type { redisProxyOptions } from './options.js';
 import {
   callerCertificatesOnly,
@@ -125,8 +123,8 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         allowCommands: c.allowCommands,
       });
       const followed = followListenerMaterial(listener, {
-        bus,
-        service: 'redis-proxy',
+        logger,
+        reloadOn: (reload) => onConfigReload(bus, 'redis-proxy', reload),
         apply: (tls) => proxy.reloadTls(tls),
       });
       reload = followed.reload;
