@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type OptionDef } from '@pullplane/config';
+import { validateGatewayConfig } from '@pullplane/gateway';
 import { validateAgentConfig } from '../../../apps/agent/src/app.js';
 import { agentOptions } from '../../../apps/agent/src/options.js';
 import { validateExtensionProxyConfig } from '../../../apps/extension-proxy/src/app.js';
 import { extensionProxyOptions } from '../../../apps/extension-proxy/src/options.js';
 import { validateResourceProxyConfig } from '../../../apps/resource-proxy/src/app.js';
 import { resourceProxyOptions } from '../../../apps/resource-proxy/src/options.js';
-import { validateGatewayConfig } from '../../../apps/stream-gateway/src/app.js';
 import { gatewayOptions } from '../../../apps/stream-gateway/src/options.js';
 import { find, type K8sObject, REPO_ROOT } from './render.js';
 

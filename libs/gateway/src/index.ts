@@ -19,6 +19,14 @@ export {
   callContext,
 } from './caller-auth.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
+export {
+  agentAuthMethod,
+  gatewayStartupWarnings,
+  internalAuthMethod,
+  validateGatewayConfig,
+} from './gateway-config.js';
+export { type GatewayServiceConfig, gatewayServiceOptions } from './gateway-options.js';
+export { createGatewayService, type GatewayService, type GatewayServiceDeps } from './gateway-service.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 export {
   type FlappingEvent,
