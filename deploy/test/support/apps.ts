@@ -6,10 +6,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { validateAgentConfig } from '@pullplane/agent-core';
 import { ConfigError, loadConfig, type OptionDef } from '@pullplane/config';
 import { validateGatewayConfig } from '@pullplane/gateway';
 import { validateRedisProxyConfig } from '@pullplane/redis-proxy';
-import { validateAgentConfig } from '../../../apps/agent/src/app.js';
 import { agentOptions } from '../../../apps/agent/src/options.js';
 import { validateExtensionProxyConfig } from '../../../apps/extension-proxy/src/app.js';
 import { extensionProxyOptions } from '../../../apps/extension-proxy/src/options.js';
