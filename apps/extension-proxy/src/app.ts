@@ -79,6 +79,8 @@ export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
 export type ExtensionProxyApp = ProxyReplica<ExtensionProxy> & {
   /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
   reloadTls(): Promise<void>;
+  /** SIGHUP: `reloadTls`. */
+  reload(): Promise<void>;
 };
 
 /** Builds the extension proxy service, unstarted. */
@@ -173,5 +175,6 @@ export function createExtensionProxyApp(
     },
     () => ({ auth: c.auth, resourceProxyUrls: c.resourceProxyUrl }),
   );
-  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+  const reloadTls = async () => void (await reload?.());
+  return Object.assign(replica, { reloadTls, reload: reloadTls });
 }

@@ -124,6 +124,8 @@ export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
 export type ResourceProxyApp = ProxyReplica<ResourceProxy> & {
   /** Re-reads TLS material and keys from files and Secrets (SIGHUP; Secrets are also watched). */
   reloadTls(): Promise<void>;
+  /** SIGHUP: `reloadTls`. */
+  reload(): Promise<void>;
 };
 
 /** Builds the resource proxy service, unstarted. */
@@ -222,5 +224,6 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
     },
     () => ({ auth: c.auth, adoptArgocdAgentClusters: c.adoptArgocdAgentClusters }),
   );
-  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+  const reloadTls = async () => void (await reload?.());
+  return Object.assign(replica, { reloadTls, reload: reloadTls });
 }
