@@ -49,6 +49,8 @@ export interface AllInOneApp extends Service {
   readonly redisProxy: RedisProxyService | undefined;
   /** /healthz, /readyz and /metrics of every service, on --ops-port. */
   readonly ops: OpsServer;
+  /** The port `ops` listens on, once started (--ops-port, or the one picked for 0). */
+  readonly opsPort: number;
   readonly fleet: Fleet | undefined;
   /** Files written for the user (kubeconfig, CA, the Argo CD server's client certificate). */
   readonly files: { kubeconfig: string; ca: string; argocdCert: string; argocdKey: string };
@@ -205,6 +207,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
   }
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
+  let opsPort = c.opsPort;
   const portOf = (replica: ProxyReplica<ListeningProxy>, configured: number) =>
     replica.proxy?.port ?? configured;
 
@@ -243,6 +246,9 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
     extensionProxy,
     redisProxy,
     ops,
+    get opsPort() {
+      return opsPort;
+    },
     get fleet() {
       return fleet;
     },
@@ -262,7 +268,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
               `  redis proxy      ${c.listenHost}:${redisPort} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
             ]
           : []),
-        `  health, metrics  http://${c.listenHost}:${c.opsPort}/readyz  /metrics`,
+        `  health, metrics  http://${c.listenHost}:${opsPort}/readyz  /metrics`,
         '',
         'Try:',
         ...(first
@@ -285,7 +291,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
       ].join('\n');
     },
     async start() {
-      await ops.listen();
+      opsPort = (await ops.listen()).healthzPort;
       await gatewayService.start();
       for (const proxy of proxies) await proxy.start();
       for (const name of names) demoExtensions.set(name, await startDemoExtension(name, logger));
