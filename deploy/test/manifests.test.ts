@@ -8,10 +8,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type AuthMethod, extractHeaderIdentity } from '@pullplane/auth';
 import { parseArgocdExtensionConfig } from '@pullplane/extension-config';
+import { agentAuthMethod, internalAuthMethod } from '@pullplane/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { callerAuthMethod } from '../../apps/resource-proxy/src/app.js';
-import { agentAuthMethod, internalAuthMethod } from '../../apps/stream-gateway/src/app.js';
 import {
   appSpecs,
   type ContainerConfig,

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type AgentService, createAgentService, validateAgentConfig } from '@pullplane/agent-core';
 import { parseAuthMethod } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
@@ -10,7 +11,6 @@ import { createTestPki, type FakeKubeApiServer, startFakeKubeApiServer } from '@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentApp, createAgentApp, validateAgentConfig } from '../src/app.js';
 import { agentOptions } from '../src/options.js';
 
 const logger = pino({ level: 'silent' });
@@ -124,7 +124,7 @@ describe('agent configuration', () => {
 });
 
 describe('agent app', () => {
-  let app: AgentApp;
+  let app: AgentService;
   let registry: Registry;
   beforeAll(async () => {
     const { config } = load([
@@ -140,7 +140,7 @@ describe('agent app', () => {
       '--healthz-port=0',
     ]);
     registry = createMetricsRegistry();
-    app = createAgentApp({ ...config }, { logger, registry });
+    app = createAgentService({ ...config }, { logger, registry });
     await app.start();
   });
   afterAll(() => app?.stop());
@@ -185,7 +185,7 @@ describe('agent shutdown', () => {
         '--metrics-port=0',
         '--healthz-port=0',
       ]);
-      const app = createAgentApp(config, { logger, registry: createMetricsRegistry() });
+      const app = createAgentService(config, { logger, registry: createMetricsRegistry() });
       await app.start();
       await new Promise((r) => setTimeout(r, delayMs)); // wait-ok: the scenario (stop after running a while), not an event
       // A generous deadline, not a speed limit: a stop that waited out a reconnect backoff

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type AgentService, createAgentService, ownName, validateAgentConfig } from '@pullplane/agent-core';
 import { parseAuthMethod } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
@@ -10,7 +11,6 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentApp, createAgentApp, ownName, validateAgentConfig } from '../src/app.js';
 import { agentOptions } from '../src/options.js';
 
 const logger = pino({ level: 'silent' });
@@ -73,7 +73,7 @@ describe('agent redis flags', () => {
 describe('agent app serving redis streams', () => {
   let redis: RedisServerHandle;
   let gateway: Gateway;
-  let app: AgentApp;
+  let app: AgentService;
 
   beforeAll(async () => {
     redis = await startRedisServer({ password: 'agent-pw' });
@@ -113,7 +113,7 @@ describe('agent app serving redis streams', () => {
       env: { REDIS_PASSWORD: 'agent-pw' },
       validate: (c) => validateAgentConfig(c, { REDIS_PASSWORD: 'agent-pw' }),
     });
-    app = createAgentApp(config, { logger, registry: new Registry() });
+    app = createAgentService(config, { logger, registry: new Registry() });
     await app.start();
     const deadline = Date.now() + 10_000;
     while (gateway.session('east') === undefined) {

@@ -1,39 +1,56 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
-import type { Tracer } from '@opentelemetry/api';
 import { RedisExecutor } from '@pullplane/agent-core';
-import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
-import { createMemoryBus } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
+import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
+import { createMemoryBus, natsOptions } from '@pullplane/bus';
+import { defaultConfig, type InferConfig } from '@pullplane/config';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
-import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
+import {
+  createGatewayService,
+  type Gateway,
+  type GatewayService,
+  gatewayServiceOptions,
+} from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import { createRedisProxy, type RedisProxy } from '@pullplane/redis-proxy';
+import {
+  createProxyReplica,
+  type ListeningProxy,
+  type ProxyReplica,
+  type ProxyReplicaDeps,
+  type ProxyReplicaFlags,
+} from '@pullplane/proxy-replica';
+import {
+  createRedisProxyService,
+  type RedisProxyService,
+  redisProxyServiceOptions,
+} from '@pullplane/redis-proxy';
 import {
   agentServerUrl,
   createResourceProxy,
   type ResourceProxy,
   renderKubeconfig,
 } from '@pullplane/resource-proxy';
-import { AgentRouter } from '@pullplane/router';
+import type { Service, ServiceDeps } from '@pullplane/service';
 import { type Fleet, startFleet } from '@pullplane/simulator';
 import { createOpsServer, type OpsServer } from '@pullplane/telemetry';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import { DEMO_EXTENSION, type DemoExtension, startDemoExtension } from './demo-extension.js';
 import type { allInOneOptions } from './options.js';
 
 export type AllInOneConfig = InferConfig<typeof allInOneOptions>;
 
-export interface AllInOneApp {
+export interface AllInOneApp extends Service {
+  /** The stream gateway, once started. */
   readonly gateway: Gateway;
-  readonly router: AgentRouter;
-  readonly ops: OpsServer;
-  readonly resourceProxy: ResourceProxy;
-  readonly extensionProxy: ExtensionProxy;
+  readonly gatewayService: GatewayService;
+  readonly resourceProxy: ProxyReplica<ResourceProxy>;
+  readonly extensionProxy: ProxyReplica<ExtensionProxy>;
   /** Only with --redis-server-address: no Redis is assumed on the machine. */
-  readonly redisProxy: RedisProxy | undefined;
+  readonly redisProxy: RedisProxyService | undefined;
+  /** /healthz, /readyz and /metrics of every service, on --ops-port. */
+  readonly ops: OpsServer;
+  /** The port `ops` listens on, once started (--ops-port, or the one picked for 0). */
+  readonly opsPort: number;
   readonly fleet: Fleet | undefined;
   /** Files written for the user (kubeconfig, CA, the Argo CD server's client certificate). */
   readonly files: { kubeconfig: string; ca: string; argocdCert: string; argocdKey: string };
@@ -41,28 +58,23 @@ export interface AllInOneApp {
   extensionCurl(agent: string): string[];
   /** What to run next, for the startup banner. */
   nextSteps(): string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
 }
 
-const REJECT_INTERNAL: Authenticator = () => ({
-  ok: false,
-  code: 'NO_INTERNAL',
-  reason: 'single-process mode has no internal listener',
-});
-
 /**
- * The principal services in one process over an in-memory bus, plus demo agents that
- * dial the gateway over real loopback mTLS and serve simulated clusters.
+ * The principal services in one process, composed from the same service functions their own
+ * mains run (one in-memory bus, one gateway without an internal listener that the proxies
+ * reach directly, one metrics registry, one ops port), plus demo agents that dial the gateway
+ * over real loopback mTLS and serve simulated clusters.
  */
-export async function createAllInOneApp(
-  c: AllInOneConfig,
-  /** `tracer`: set when traces are exported (`--otlp-address`). */
-  deps: { logger: Logger; registry: Registry; tracer?: Tracer | undefined },
-): Promise<AllInOneApp> {
+export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): Promise<AllInOneApp> {
   const { logger, registry } = deps;
   const stateDir = path.resolve(c.stateDir);
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const write = (name: string, body: string, secret = false) => {
+    const file = path.join(stateDir, name);
+    writeFileSync(file, body, secret ? { mode: 0o600 } : {});
+    return file;
+  };
   const ca = await createCertificateAuthority({ commonName: 'pullplane-all-in-one-ca' });
   const server = await issueCertificate(ca, {
     commonName: 'pullplane-all-in-one',
@@ -70,85 +82,114 @@ export async function createAllInOneApp(
     ipAddresses: ['127.0.0.1'],
     usage: 'server',
   });
-  const caFile = path.join(stateDir, 'ca.crt');
-  writeFileSync(caFile, ca.certPem);
+  const caFile = write('ca.crt', ca.certPem);
+  const serverCertFile = write('server.crt', server.certPem);
+  const serverKeyFile = write('server.key', server.keyPem, true);
   const names = Array.from({ length: c.agents }, (_, i) => `demo-${i + 1}`);
   const agentCerts = new Map<string, CertificateAndKey>();
   for (const name of names)
     agentCerts.set(name, await issueCertificate(ca, { commonName: name, usage: 'client', kind: 'agent' }));
 
   const bus = createMemoryBus();
-  const gateway = new Gateway({
-    bus,
-    logger: logger.child({ component: 'stream-gateway' }),
-    registry,
-    agentListener: {
-      host: c.listenHost,
-      port: c.gatewayPort,
-      tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem, requireClientCert: true },
-    },
-    advertiseHost: c.listenHost,
-    authenticateAgent: agentAuthenticator(parseAuthMethod('mtls')),
-    authenticateInternal: REJECT_INTERNAL,
-    maxChunkSize: 64 * 1024,
-    initialWindow: 256 * 1024,
-    drainTimeoutMs: 5_000,
-    presenceRefreshMs: 30_000,
-  });
-  const router = new AgentRouter({
-    bus,
-    logger: logger.child({ component: 'router' }),
-    credentials: credentials.createInsecure(),
-    local: gateway,
-  });
-  const callers = await TokenAuthority.generate({ audience: CALLER_TOKEN_AUDIENCE });
-  const resourceProxy = createResourceProxy({
-    router,
-    logger: logger.child({ component: 'resource-proxy' }),
-    registry,
+  const ops = createOpsServer({
     host: c.listenHost,
-    port: c.resourceProxyPort,
-    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
-    auth: { tokens: callers },
-    requestTimeoutMs: c.requestTimeout,
-    maxRequestBodyBytes: 10 * 1024 * 1024,
-    ...(deps.tracer ? { tracer: deps.tracer } : {}),
+    healthzPort: c.opsPort,
+    metricsPort: c.opsPort,
+    registry,
+    logger,
   });
+  const shared = (component: string) => ({
+    logger: logger.child({ component }),
+    registry,
+    tracer: deps.tracer,
+    bus,
+    ops,
+  });
+  const opsPorts = { healthzPort: c.opsPort, metricsPort: c.opsPort };
+  // Agents authenticate with their certificates (--auth=mtls, the default), read from the state directory.
+  const gatewayService = createGatewayService(
+    {
+      ...defaultConfig(gatewayServiceOptions),
+      ...opsPorts,
+      listenHost: c.listenHost,
+      listenPort: c.gatewayPort,
+      advertiseAddress: c.listenHost,
+      tlsCert: serverCertFile,
+      tlsKey: serverKeyFile,
+      rootCaPath: caFile,
+      drainTimeout: 5_000,
+    },
+    { ...shared('stream-gateway'), internalListener: false },
+  );
+  const started = () => {
+    const gateway = gatewayService.gateway;
+    if (!gateway) throw new Error('the gateway exists once the all-in-one has started');
+    return gateway;
+  };
+  // Each proxy reaches the gateway of this process directly, as a replica reaches its gateways.
+  const replicaDeps = (name: string): ProxyReplicaDeps => ({ ...shared(name), name, localGateway: started });
+  const replicaFlags = (drainTimeout: number): ProxyReplicaFlags => ({
+    ...defaultConfig(natsOptions),
+    ...opsPorts,
+    gatewayPlaintext: true,
+    requestTimeout: c.requestTimeout,
+    drainTimeout,
+  });
+  const listenerTls = { cert: server.certPem, key: server.keyPem, ca: ca.certPem };
+  const callers = await TokenAuthority.generate({ audience: CALLER_TOKEN_AUDIENCE });
+  const resourceProxy = createProxyReplica(replicaFlags(2_000), replicaDeps('resource-proxy'), (router) =>
+    createResourceProxy({
+      router,
+      logger: logger.child({ component: 'resource-proxy' }),
+      registry,
+      host: c.listenHost,
+      port: c.resourceProxyPort,
+      tls: listenerTls,
+      auth: { tokens: callers },
+      requestTimeoutMs: c.requestTimeout,
+      maxRequestBodyBytes: 10 * 1024 * 1024,
+      ...(deps.tracer ? { tracer: deps.tracer } : {}),
+    }),
+  );
   // Argo CD's server is the extension proxy's only caller: here, whoever holds this certificate.
   const argocdServer = await issueCertificate(ca, {
     commonName: 'argocd-server',
     usage: 'client',
     kind: 'caller',
   });
-  const argocdCertFile = path.join(stateDir, 'argocd-server.crt');
-  const argocdKeyFile = path.join(stateDir, 'argocd-server.key');
-  writeFileSync(argocdCertFile, argocdServer.certPem);
-  writeFileSync(argocdKeyFile, argocdServer.keyPem, { mode: 0o600 });
-  const extensionProxy = createExtensionProxy({
-    router,
-    logger: logger.child({ component: 'extension-proxy' }),
-    registry,
-    host: c.listenHost,
-    port: c.extensionProxyPort,
-    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
-    auth: { allowed: ['argocd-server'] },
-    clusterUrlBases: [`https://${c.listenHost}:${c.resourceProxyPort}`],
-    requestTimeoutMs: c.requestTimeout,
-    maxRequestBodyBytes: 10 * 1024 * 1024,
-  });
-  const demoExtensions = new Map<string, DemoExtension>();
+  const argocdCertFile = write('argocd-server.crt', argocdServer.certPem);
+  const argocdKeyFile = write('argocd-server.key', argocdServer.keyPem, true);
+  const extensionProxy = createProxyReplica(replicaFlags(2_000), replicaDeps('extension-proxy'), (router) =>
+    createExtensionProxy({
+      router,
+      logger: logger.child({ component: 'extension-proxy' }),
+      registry,
+      host: c.listenHost,
+      port: c.extensionProxyPort,
+      tls: listenerTls,
+      auth: { allowed: ['argocd-server'] },
+      clusterUrlBases: [`https://${c.listenHost}:${c.resourceProxyPort}`],
+      requestTimeoutMs: c.requestTimeout,
+      maxRequestBodyBytes: 10 * 1024 * 1024,
+    }),
+  );
   const principalRedis = c.redisServerAddress;
   const redisProxy = principalRedis
-    ? createRedisProxy({
-        router,
-        logger: logger.child({ component: 'redis-proxy' }),
-        registry,
-        host: c.listenHost,
-        port: c.redisProxyPort,
-        principal: { host: principalRedis.host, port: principalRedis.port },
-        ...(deps.tracer ? { tracer: deps.tracer } : {}),
-      })
+    ? createRedisProxyService(
+        {
+          ...defaultConfig(redisProxyServiceOptions),
+          ...opsPorts,
+          listenHost: c.listenHost,
+          listenPort: c.redisProxyPort,
+          redisServerAddress: principalRedis,
+          gatewayPlaintext: true,
+          drainTimeout: 1_000,
+        },
+        replicaDeps('redis-proxy'),
+      )
     : undefined;
+  const proxies = [resourceProxy, extensionProxy, ...(redisProxy ? [redisProxy] : [])];
+  const demoExtensions = new Map<string, DemoExtension>();
   // Each demo agent serves agent keys from this Redis, its name cut out of every key.
   const agentRedis = c.agentRedisAddress ?? principalRedis;
   const executors = new Map<string, RedisExecutor>();
@@ -164,16 +205,11 @@ export async function createAllInOneApp(
         }),
       );
   }
-  const ops = createOpsServer({
-    host: c.listenHost,
-    healthzPort: c.opsPort,
-    metricsPort: c.opsPort,
-    registry,
-    logger,
-  });
-  ops.addReadinessCheck('gateway', () => (gateway.ready ? true : 'gateway not started'));
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
+  let opsPort = c.opsPort;
+  const portOf = (replica: ProxyReplica<ListeningProxy>, configured: number) =>
+    replica.proxy?.port ?? configured;
 
   const extensionCurl = (agent: string): string[] => {
     // What Argo CD's API server sends for GET /extensions/hello/api/info of an app on `agent`.
@@ -197,17 +233,22 @@ export async function createAllInOneApp(
       'Argocd-Username: admin',
       '-H',
       'Argocd-User-Groups: admins',
-      `https://${c.listenHost}:${extensionProxy.port}/${DEMO_EXTENSION}/api/info`,
+      `https://${c.listenHost}:${portOf(extensionProxy, c.extensionProxyPort)}/${DEMO_EXTENSION}/api/info`,
     ];
   };
 
   return {
-    gateway,
-    router,
-    ops,
+    get gateway() {
+      return started();
+    },
+    gatewayService,
     resourceProxy,
     extensionProxy,
     redisProxy,
+    ops,
+    get opsPort() {
+      return opsPort;
+    },
     get fleet() {
       return fleet;
     },
@@ -215,18 +256,19 @@ export async function createAllInOneApp(
     extensionCurl,
     nextSteps() {
       const first = names[0];
+      const redisPort = redisProxy ? portOf(redisProxy, c.redisProxyPort) : undefined;
       return [
         '',
         'pullplane is running in single-process mode.',
-        `  stream gateway   ${c.listenHost}:${gateway.agentPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
-        `  resource proxy   https://${c.listenHost}:${resourceProxy.port}/clusters/<agent>`,
-        `  extension proxy  https://${c.listenHost}:${extensionProxy.port}/<extension>/… (demo extension "${DEMO_EXTENSION}" on every agent)`,
-        ...(redisProxy
+        `  stream gateway   ${c.listenHost}:${gatewayService.gateway?.agentPort ?? c.gatewayPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
+        `  resource proxy   https://${c.listenHost}:${portOf(resourceProxy, c.resourceProxyPort)}/clusters/<agent>`,
+        `  extension proxy  https://${c.listenHost}:${portOf(extensionProxy, c.extensionProxyPort)}/<extension>/… (demo extension "${DEMO_EXTENSION}" on every agent)`,
+        ...(redisPort !== undefined
           ? [
-              `  redis proxy      ${c.listenHost}:${redisProxy.port} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
+              `  redis proxy      ${c.listenHost}:${redisPort} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
             ]
           : []),
-        `  health, metrics  http://${c.listenHost}:${c.opsPort}/readyz  /metrics`,
+        `  health, metrics  http://${c.listenHost}:${opsPort}/readyz  /metrics`,
         '',
         'Try:',
         ...(first
@@ -237,10 +279,10 @@ export async function createAllInOneApp(
               `  ${extensionCurl(first)
                 .map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`))
                 .join(' ')}`,
-              ...(redisProxy
+              ...(redisPort !== undefined
                 ? [
-                    `  redis-cli -h ${c.listenHost} -p ${redisProxy.port} SET 'app|managed-resources|${first}_guestbook|1.8.3.gz' hello`,
-                    `  redis-cli -h ${c.listenHost} -p ${redisProxy.port} GET 'app|managed-resources|${first}_guestbook|1.8.3.gz'`,
+                    `  redis-cli -h ${c.listenHost} -p ${redisPort} SET 'app|managed-resources|${first}_guestbook|1.8.3.gz' hello`,
+                    `  redis-cli -h ${c.listenHost} -p ${redisPort} GET 'app|managed-resources|${first}_guestbook|1.8.3.gz'`,
                   ]
                 : []),
             ]
@@ -249,17 +291,15 @@ export async function createAllInOneApp(
       ].join('\n');
     },
     async start() {
-      await ops.listen();
-      await gateway.start();
-      await router.start();
-      await resourceProxy.listen();
-      await extensionProxy.listen();
-      await redisProxy?.listen();
+      opsPort = (await ops.listen()).healthzPort;
+      await gatewayService.start();
+      for (const proxy of proxies) await proxy.start();
       for (const name of names) demoExtensions.set(name, await startDemoExtension(name, logger));
+      const resourceUrl = `https://${c.listenHost}:${portOf(resourceProxy, c.resourceProxyPort)}`;
       const entries = await Promise.all(
         names.map(async (name) => ({
           name,
-          server: agentServerUrl(`https://${c.listenHost}:${resourceProxy.port}`, name),
+          server: agentServerUrl(resourceUrl, name),
           caPem: ca.certPem,
           // One agent per token: kubectl's --raw drops the /clusters/<agent> prefix, and a
           // single-agent credential still tells the proxy which cluster is meant.
@@ -269,7 +309,7 @@ export async function createAllInOneApp(
       if (entries.length > 0) writeFileSync(kubeconfigFile, renderKubeconfig(entries), { mode: 0o600 });
       fleet = await startFleet({
         names,
-        target: `${c.listenHost}:${gateway.agentPort}`,
+        target: `${c.listenHost}:${started().agentPort}`,
         clusters: 'per-agent',
         heartbeatIntervalMs: 30_000,
         logger: logger.child({ component: 'demo-agent' }),
@@ -294,21 +334,22 @@ export async function createAllInOneApp(
         },
       });
       await fleet.connected();
-      // Presence reaches the router asynchronously; wait so the banner's commands work at once.
+      // Presence reaches each proxy's router asynchronously; wait so the banner's commands work at once.
       const deadline = Date.now() + 5_000;
-      while (!names.every((n) => router.lookup(n)) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 10));
+      const routed = () => proxies.every((p) => names.every((n) => p.router?.lookup(n)));
+      while (!routed() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    },
+    async reload() {
+      await gatewayService.reload();
+      await redisProxy?.reload();
     },
     async stop() {
       ops.markShuttingDown();
-      await resourceProxy.close(2_000);
-      await extensionProxy.close(2_000);
-      await redisProxy?.close(1_000);
+      for (const proxy of proxies) await proxy.stop();
       await fleet?.stop();
       await Promise.all([...executors.values()].map((e) => e.stop()));
       await Promise.all([...demoExtensions.values()].map((e) => e.stop()));
-      await gateway.stop();
-      router.stop();
+      await gatewayService.stop();
       await bus.close();
       await ops.close();
     },

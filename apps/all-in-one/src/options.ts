@@ -1,4 +1,5 @@
 import { defineOptions } from '@pullplane/config';
+import { logLevelOption } from '@pullplane/service';
 import { principalTracingOptions } from '@pullplane/tracing';
 
 /**
@@ -87,13 +88,6 @@ export const allInOneOptions = defineOptions([
     env: 'PULLPLANE_REQUEST_TIMEOUT',
     description: 'Non-streaming requests fail with 504 after this long.',
   },
-  {
-    flag: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error'],
-    default: 'info',
-    env: 'PULLPLANE_LOG_LEVEL',
-    description: 'Log level.',
-  },
+  ...logLevelOption({ env: 'PULLPLANE_LOG_LEVEL' }),
   ...principalTracingOptions,
 ]);

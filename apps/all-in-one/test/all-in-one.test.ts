@@ -81,3 +81,24 @@ it("answers the printed curl, shaped like Argo CD's extension call, from inside 
   ]);
   expect(refused.stdout).toBe('401');
 });
+
+it("is one process of the services' own functions: one ops port with every service's checks, no internal listener", async () => {
+  // The proxies reach the gateway in-process: nothing listens for other replicas.
+  expect(app.gateway.internalAddress).toBe('');
+  expect(app.nextSteps()).toContain(`http://127.0.0.1:${app.opsPort}/readyz`);
+  const res = await fetch(`http://127.0.0.1:${app.opsPort}/readyz`);
+  expect(res.status).toBe(200);
+  const { checks } = (await res.json()) as { checks: Record<string, { ok: boolean }> };
+  expect(Object.keys(checks).sort()).toEqual([
+    'extension-proxy/bus',
+    'extension-proxy/listener',
+    'resource-proxy/bus',
+    'resource-proxy/listener',
+    'stream-gateway/bus',
+    'stream-gateway/gateway',
+  ]);
+  const metrics = await (await fetch(`http://127.0.0.1:${app.opsPort}/metrics`)).text();
+  // Each proxy's router sees both demo agents through presence on the shared bus.
+  expect(metrics).toMatch(/proxy_known_agents\{proxy="resource-proxy"\} 2$/m);
+  expect(metrics).toMatch(/proxy_known_agents\{proxy="extension-proxy"\} 2$/m);
+});

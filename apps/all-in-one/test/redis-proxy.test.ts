@@ -57,7 +57,7 @@ it('has no redis proxy unless a Redis is given', async () => {
 });
 
 it("serves the demo agent's keys through the redis proxy, and says how", async () => {
-  const port = app.redisProxy!.port;
+  const port = app.redisProxy!.proxy!.port;
   expect(app.nextSteps()).toContain(`redis-cli -h 127.0.0.1 -p ${port}`);
   const cli = async (...args: string[]) =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();

@@ -9,22 +9,17 @@ import {
   plaintextListenerProblems,
   TokenAuthority,
 } from '@pullplane/auth';
-import { followRevocations, natsSecurityProblems } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
+import { followRevocations, natsSecurityProblems, onConfigReload } from '@pullplane/bus';
 import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
 import {
   createProxyReplica,
-  currentListenerTls,
-  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
 } from '@pullplane/proxy-replica';
-import { tlsProtocolSettings } from '@pullplane/tls-material';
-import type { extensionProxyOptions } from './options.js';
+import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
+import type { ExtensionProxyConfig } from './options.js';
 import { openProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
-
-export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;
 
 /** Audience of the bearer tokens the Argo CD server presents (`pullplane extensions token`). */
 export const EXTENSION_PROXY_AUDIENCE = 'extension-proxy';
@@ -84,6 +79,8 @@ export type ExtensionProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
 export type ExtensionProxyApp = ProxyReplica<ExtensionProxy> & {
   /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
   reloadTls(): Promise<void>;
+  /** SIGHUP: `reloadTls`. */
+  reload(): Promise<void>;
 };
 
 /** Builds the extension proxy service, unstarted. */
@@ -157,8 +154,8 @@ export function createExtensionProxyApp(
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {
-        bus,
-        service: 'extension-proxy',
+        logger,
+        reloadOn: (reload) => onConfigReload(bus, 'extension-proxy', reload),
         apply: (tls) => proxy.reloadTls(tls),
       });
       reload = followed.reload;
@@ -178,5 +175,6 @@ export function createExtensionProxyApp(
     },
     () => ({ auth: c.auth, resourceProxyUrls: c.resourceProxyUrl }),
   );
-  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+  const reloadTls = async () => void (await reload?.());
+  return Object.assign(replica, { reloadTls, reload: reloadTls });
 }

@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
-import { defineOptions } from '@pullplane/config';
+import { defineOptions, type InferConfig } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
+import { opsOptions } from '@pullplane/service';
 import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
@@ -157,29 +158,7 @@ export const extensionProxyOptions = defineOptions([
     paramsKey: 'principal.extension-proxy.drain-timeout',
     description: 'On SIGTERM, how long in-flight requests (event streams, WebSockets) may go on.',
   },
-  {
-    flag: 'metrics-port',
-    type: 'port',
-    default: 8006,
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_METRICS_PORT',
-    paramsKey: 'principal.extension-proxy.metrics.port',
-    description: 'Prometheus /metrics port.',
-  },
-  {
-    flag: 'healthz-port',
-    type: 'port',
-    default: 8007,
-    env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT',
-    paramsKey: 'principal.extension-proxy.healthz.port',
-    description: '/healthz and /readyz port.',
-  },
-  {
-    flag: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error'],
-    default: 'info',
-    env: 'ARGOCD_PRINCIPAL_LOG_LEVEL',
-    paramsKey: 'principal.log.level',
-    description: 'Log level.',
-  },
+  ...opsOptions({ family: 'principal', component: 'extension-proxy', metricsPort: 8006, healthzPort: 8007 }),
 ]);
+
+export type ExtensionProxyConfig = InferConfig<typeof extensionProxyOptions>;

@@ -5,11 +5,11 @@ import {
   kubeApiConfigured,
   loadKubeAccess,
   type Material,
-  openMaterial,
-  SecretStore,
+  type OpenedMaterials,
+  openMaterials,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { ExtensionProxyConfig } from './app.js';
+import type { ExtensionProxyConfig } from './options.js';
 
 export function proxyMaterialProblems(
   c: ExtensionProxyConfig,
@@ -22,11 +22,9 @@ export function proxyMaterialProblems(
   ];
 }
 
-export interface ProxyMaterial {
+export interface ProxyMaterial extends OpenedMaterials {
   readonly serverTls: Material<KeyPair> | undefined;
   readonly clientCa: Material<Buffer> | undefined;
-  reload(): Promise<void>;
-  stop(): void;
 }
 
 /**
@@ -42,48 +40,26 @@ export async function openProxyMaterial(c: ExtensionProxyConfig, logger: Logger)
       stop: () => undefined,
     };
   const wantsSecret = !(c.tlsCertPath && c.tlsKeyPath) || !c.clientCaPath;
-  const kube =
+  const kubeConfig =
     wantsSecret && kubeApiConfigured({ kubeconfig: c.kubeconfig })
       ? loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext })
       : undefined;
-  const store = kube ? new SecretStore(kube, c.namespace, logger) : undefined;
-  const secret = (name: string, option: string) => (store ? { store, name, option } : undefined);
-  const opened: Material<unknown>[] = [];
-  try {
-    const serverTls = await openMaterial(
+  return openMaterials({ kubeConfig, namespace: c.namespace, logger }, async (set) => ({
+    serverTls: await set.open(
       keyPairSpec('the extension proxy server certificate', {
         files: { cert: c.tlsCertPath, key: c.tlsKeyPath },
-        secret: secret(c.tlsSecretName, '--tls-secret-name'),
+        secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
         required: true,
         fileOptions: '--tls-cert-path and --tls-key-path',
       }),
-      logger,
-    );
-    opened.push(serverTls as Material<unknown>);
-    const clientCa = await openMaterial(
+    ),
+    clientCa: await set.open(
       caBundleSpec("the CA of the Argo CD server's client certificate", {
         file: c.clientCaPath,
-        secret: secret(c.clientCaSecretName, '--client-ca-secret-name'),
+        secret: set.secret(c.clientCaSecretName, '--client-ca-secret-name'),
         required: c.clientCaPath !== undefined,
         fileOptions: '--client-ca-path',
       }),
-      logger,
-    );
-    opened.push(clientCa as Material<unknown>);
-    return {
-      serverTls,
-      clientCa,
-      async reload() {
-        await Promise.all(opened.map((m) => m.reload()));
-      },
-      stop() {
-        for (const m of opened) m.stop();
-        store?.stop();
-      },
-    };
-  } catch (err) {
-    for (const m of opened) m.stop();
-    store?.stop();
-    throw err;
-  }
+    ),
+  }));
 }

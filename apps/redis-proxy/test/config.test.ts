@@ -5,13 +5,12 @@ import { Writable } from 'node:stream';
 import { credentials } from '@grpc/grpc-js';
 import { createMemoryBus } from '@pullplane/bus';
 import { ConfigError, loadConfig } from '@pullplane/config';
-import { createRedisProxy } from '@pullplane/redis-proxy';
+import { createRedisProxy, validateRedisProxyConfig } from '@pullplane/redis-proxy';
 import { AgentRouter } from '@pullplane/router';
 import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateRedisProxyConfig } from '../src/app.js';
 import { redisProxyOptions } from '../src/options.js';
 
 const base = ['--gateway-plaintext', '--redis-server-address=127.0.0.1:6379', '--nats-insecure'];

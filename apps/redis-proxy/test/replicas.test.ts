@@ -9,6 +9,11 @@ import { parseAuthMethod } from '@pullplane/auth';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator } from '@pullplane/gateway';
+import {
+  createRedisProxyService,
+  type RedisProxyService,
+  validateRedisProxyConfig,
+} from '@pullplane/redis-proxy';
 import { encodeCommand, RespDecoder, type RespValue } from '@pullplane/resp';
 import {
   createTestPki,
@@ -21,7 +26,6 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisProxyApp, type RedisProxyApp, validateRedisProxyConfig } from '../src/app.js';
 import { redisProxyOptions } from '../src/options.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
@@ -38,7 +42,7 @@ let agentRedis: RedisServerHandle;
 let agentDirect: Redis;
 let executor: RedisExecutor;
 let agent: Agent;
-const replicas: RedisProxyApp[] = [];
+const replicas: RedisProxyService[] = [];
 const registries: Registry[] = [];
 const clients: Redis[] = [];
 
@@ -128,7 +132,7 @@ beforeAll(async () => {
     });
     const registry = new Registry();
     registries.push(registry);
-    const app = createRedisProxyApp(config, { logger, registry });
+    const app = createRedisProxyService(config, { logger, registry });
     await app.start();
     replicas.push(app);
   }

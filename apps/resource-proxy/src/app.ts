@@ -10,22 +10,22 @@ import {
   plaintextListenerProblems,
   plaintextListenerWarnings,
 } from '@pullplane/auth';
-import { followRevocations, natsSecurityProblems } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
+import { followRevocations, natsSecurityProblems, onConfigReload } from '@pullplane/bus';
 import {
   createProxyReplica,
-  currentListenerTls,
-  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
 } from '@pullplane/proxy-replica';
 import { type CallerAuthOptions, createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
-import { kubeApiConfigured, tlsProtocolSettings } from '@pullplane/tls-material';
-import type { resourceProxyOptions } from './options.js';
+import {
+  currentListenerTls,
+  followListenerMaterial,
+  kubeApiConfigured,
+  tlsProtocolSettings,
+} from '@pullplane/tls-material';
+import type { ResourceProxyConfig } from './options.js';
 import { openProxyMaterial, type ProxyMaterial, proxyMaterialProblems } from './proxy-material.js';
-
-export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;
 
 /** `--auth` with the mesh presets pinned to the callers' trust domain and namespaces. */
 export function callerAuthMethod(c: ResourceProxyConfig): AuthMethod {
@@ -124,6 +124,8 @@ export type ResourceProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
 export type ResourceProxyApp = ProxyReplica<ResourceProxy> & {
   /** Re-reads TLS material and keys from files and Secrets (SIGHUP; Secrets are also watched). */
   reloadTls(): Promise<void>;
+  /** SIGHUP: `reloadTls`. */
+  reload(): Promise<void>;
 };
 
 /** Builds the resource proxy service, unstarted. */
@@ -201,8 +203,8 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
         ...(deps.tracer ? { tracer: deps.tracer } : {}),
       });
       const followed = followListenerMaterial(listener, {
-        bus,
-        service: 'resource-proxy',
+        logger,
+        reloadOn: (reload) => onConfigReload(bus, 'resource-proxy', reload),
         apply: (tls) => proxy.reloadTls(tls),
       });
       reload = followed.reload;
@@ -222,5 +224,6 @@ export function createResourceProxyApp(c: ResourceProxyConfig, deps: ResourcePro
     },
     () => ({ auth: c.auth, adoptArgocdAgentClusters: c.adoptArgocdAgentClusters }),
   );
-  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+  const reloadTls = async () => void (await reload?.());
+  return Object.assign(replica, { reloadTls, reload: reloadTls });
 }

@@ -1,6 +1,7 @@
 import { natsOptions } from '@pullplane/bus';
-import { defineOptions } from '@pullplane/config';
+import { defineOptions, type InferConfig } from '@pullplane/config';
 import { gatewayClientOptions } from '@pullplane/proxy-replica';
+import { opsOptions } from '@pullplane/service';
 import { principalSecretAccessOptions, principalTlsProtocolOptions } from '@pullplane/tls-material';
 import { principalTracingOptions } from '@pullplane/tracing';
 
@@ -178,29 +179,7 @@ export const resourceProxyOptions = defineOptions([
     paramsKey: 'principal.resource-proxy.drain-timeout',
     description: 'On SIGTERM, how long in-flight requests (and watches) may go on.',
   },
-  {
-    flag: 'metrics-port',
-    type: 'port',
-    default: 8001,
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_METRICS_PORT',
-    paramsKey: 'principal.resource-proxy.metrics.port',
-    description: 'Prometheus /metrics port.',
-  },
-  {
-    flag: 'healthz-port',
-    type: 'port',
-    default: 8004,
-    env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT',
-    paramsKey: 'principal.resource-proxy.healthz.port',
-    description: '/healthz and /readyz port.',
-  },
-  {
-    flag: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error'],
-    default: 'info',
-    env: 'ARGOCD_PRINCIPAL_LOG_LEVEL',
-    paramsKey: 'principal.log.level',
-    description: 'Log level.',
-  },
+  ...opsOptions({ family: 'principal', component: 'resource-proxy', metricsPort: 8001, healthzPort: 8004 }),
 ]);
+
+export type ResourceProxyConfig = InferConfig<typeof resourceProxyOptions>;

@@ -15,12 +15,12 @@ import {
   kubeApiConfigured,
   loadKubeAccess,
   type Material,
-  openMaterial,
-  SecretStore,
+  type OpenedMaterials,
+  openMaterials,
   signingKeySpec,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { ResourceProxyConfig } from './app.js';
+import type { ResourceProxyConfig } from './options.js';
 
 /** argocd-agent's principal signs the tokens of its cluster Secrets with this issuer and audience. */
 export const ARGOCD_AGENT_TOKEN_ISSUER = 'argocd-agent-server';
@@ -47,7 +47,7 @@ export function proxyMaterialProblems(
   return problems;
 }
 
-export interface ProxyMaterial {
+export interface ProxyMaterial extends OpenedMaterials {
   readonly serverTls: Material<KeyPair> | undefined;
   readonly clientCa: Material<Buffer> | undefined;
   /** Verifies caller tokens (ours, and argocd-agent's with --adopt-argocd-agent-clusters); follows key rotations. */
@@ -57,8 +57,6 @@ export interface ProxyMaterial {
    * revocation and when the key changes.
    */
   readonly cachedTokens: CachedTokenVerifier | undefined;
-  reload(): Promise<void>;
-  stop(): void;
 }
 
 /**
@@ -77,58 +75,42 @@ export async function openProxyMaterial(
     (needTls && !(c.resourceProxyCertPath && c.resourceProxyKeyPath)) ||
     (needTls && !mesh && !c.resourceProxyCaPath) ||
     (!mesh && !c.tokenKeyPath);
-  const kube =
+  const kubeConfig =
     wantsSecret && kubeApiConfigured({ kubeconfig: c.kubeconfig })
       ? loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext })
       : undefined;
-  const store = kube ? new SecretStore(kube, c.namespace, logger) : undefined;
-  const secret = (name: string, option: string) => (store ? { store, name, option } : undefined);
-  const opened: Material<unknown>[] = [];
-  const keep = <T>(m: Material<T>) => {
-    opened.push(m as Material<unknown>);
-    return m;
-  };
-  try {
+  return openMaterials({ kubeConfig, namespace: c.namespace, logger }, async (set) => {
     const serverTls = needTls
-      ? keep(
-          await openMaterial(
-            keyPairSpec('the resource proxy server certificate', {
-              files: { cert: c.resourceProxyCertPath, key: c.resourceProxyKeyPath },
-              secret: secret(c.resourceProxySecretName, '--resource-proxy-secret-name'),
-              required: true,
-              fileOptions: '--resource-proxy-cert-path and --resource-proxy-key-path',
-            }),
-            logger,
-          ),
+      ? await set.open(
+          keyPairSpec('the resource proxy server certificate', {
+            files: { cert: c.resourceProxyCertPath, key: c.resourceProxyKeyPath },
+            secret: set.secret(c.resourceProxySecretName, '--resource-proxy-secret-name'),
+            required: true,
+            fileOptions: '--resource-proxy-cert-path and --resource-proxy-key-path',
+          }),
         )
       : undefined;
     // Behind a mesh, callers are mesh identities: no certificate or token material unless given.
     const clientCa =
       needTls && (!mesh || c.resourceProxyCaPath)
-        ? keep(
-            await openMaterial(
-              caBundleSpec('the CA of caller certificates', {
-                file: c.resourceProxyCaPath,
-                secret: secret(c.resourceProxyCaSecretName, '--resource-proxy-ca-secret-name'),
-                required: c.resourceProxyCaPath !== undefined,
-                fileOptions: '--resource-proxy-ca-path',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            caBundleSpec('the CA of caller certificates', {
+              file: c.resourceProxyCaPath,
+              secret: set.secret(c.resourceProxyCaSecretName, '--resource-proxy-ca-secret-name'),
+              required: c.resourceProxyCaPath !== undefined,
+              fileOptions: '--resource-proxy-ca-path',
+            }),
           )
         : undefined;
     const key =
       !mesh || c.tokenKeyPath
-        ? keep(
-            await openMaterial(
-              signingKeySpec('the caller token key', {
-                file: c.tokenKeyPath,
-                secret: secret(c.jwtSecretName, '--jwt-secret-name'),
-                required: c.tokenKeyPath !== undefined || c.adoptArgocdAgentClusters,
-                fileOptions: '--token-key-path',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            signingKeySpec('the caller token key', {
+              file: c.tokenKeyPath,
+              secret: set.secret(c.jwtSecretName, '--jwt-secret-name'),
+              required: c.tokenKeyPath !== undefined || c.adoptArgocdAgentClusters,
+              fileOptions: '--token-key-path',
+            }),
           )
         : undefined;
     let tokens: ReloadableTokenVerifier | undefined;
@@ -153,23 +135,8 @@ export async function openProxyMaterial(
         );
       });
     }
-    return {
-      serverTls,
-      clientCa,
-      tokens,
-      cachedTokens,
-      async reload() {
-        await Promise.all(opened.map((m) => m.reload()));
-      },
-      stop() {
-        for (const m of opened) m.stop();
-        store?.stop();
-      },
-    };
-  } catch (err) {
-    store?.stop();
-    throw err;
-  }
+    return { serverTls, clientCa, tokens, cachedTokens };
+  });
 }
 
 /**

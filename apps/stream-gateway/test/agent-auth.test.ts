@@ -4,10 +4,10 @@ import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
+import { type GatewayService, validateGatewayConfig } from '@pullplane/gateway';
 import { createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { AGENT_TUNNEL_CONNECT_PATH, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type StreamGatewayApp, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
 import { dial, startGateway } from './in-process.js';
 import { makePki, type TestPki } from './support.js';
@@ -280,7 +280,7 @@ describe('header authentication behind a mesh', () => {
 describe('token authentication', () => {
   let gw: Awaited<ReturnType<typeof startGateway>>;
   let authority: TokenAuthority;
-  let app: StreamGatewayApp;
+  let app: GatewayService;
   let bus: Bus;
   beforeAll(async () => {
     bus = createMemoryBus();

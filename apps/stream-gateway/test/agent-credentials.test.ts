@@ -4,10 +4,10 @@ import { text } from 'node:stream/consumers';
 import { credentials, status } from '@grpc/grpc-js';
 import type { Agent } from '@pullplane/agent-core';
 import { loadConfig } from '@pullplane/config';
+import { gatewayStartupWarnings, validateGatewayConfig } from '@pullplane/gateway';
 import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { gatewayStartupWarnings, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
 import { dial, startGateway } from './in-process.js';
 import {

@@ -330,7 +330,7 @@ describe("argocd-agent's Istio setup (env only)", () => {
   it('reads ARGOCD_PRINCIPAL_INSECURE_PLAINTEXT and leaves two actionable problems: how proxies authenticate, and the NATS identity argocd-agent never had', async () => {
     const { ConfigError, loadConfig } = await import('@pullplane/config');
     const { gatewayOptions } = await import('../src/options.js');
-    const { validateGatewayConfig } = await import('../src/app.js');
+    const { validateGatewayConfig } = await import('@pullplane/gateway');
     const data = {
       ...ARGOCD_AGENT_PRINCIPAL_PARAMS,
       'principal.tls.insecure-plaintext': 'true',

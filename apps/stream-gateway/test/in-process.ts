@@ -2,10 +2,10 @@ import { Writable } from 'node:stream';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
+import { createGatewayService, validateGatewayConfig } from '@pullplane/gateway';
 import { AGENT_TUNNEL_CONNECT_PATH, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createStreamGatewayApp, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
 
 /** Captures the gateway's JSON log lines. */
@@ -37,7 +37,7 @@ export async function startGateway(argv: string[], bus: Bus = createMemoryBus())
     validate: (c) => validateGatewayConfig(c, {}),
   });
   const log = capture();
-  const app = createStreamGatewayApp(config, {
+  const app = createGatewayService(config, {
     logger: log.logger,
     registry: new Registry(),
     bus,

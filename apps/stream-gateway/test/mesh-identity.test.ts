@@ -1,7 +1,7 @@
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { loadConfig } from '@pullplane/config';
+import { gatewayStartupWarnings, validateGatewayConfig } from '@pullplane/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayStartupWarnings, validateGatewayConfig } from '../src/app.js';
 import { gatewayOptions } from '../src/options.js';
 import { dial, startGateway } from './in-process.js';
 import { linkOnce, spawnApp } from './support.js';

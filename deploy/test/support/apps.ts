@@ -3,20 +3,21 @@
 // holds the pod's volumes. A misspelt flag, a value of the wrong type, a file path no volume
 // provides, or a combination the app refuses (plaintext without header auth, …) fails here the
 // way it would fail in the pod.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { validateAgentConfig } from '@pullplane/agent-core';
 import { ConfigError, loadConfig, type OptionDef } from '@pullplane/config';
-import { validateAgentConfig } from '../../../apps/agent/src/app.js';
+import { validateGatewayConfig } from '@pullplane/gateway';
+import { validateRedisProxyConfig } from '@pullplane/redis-proxy';
 import { agentOptions } from '../../../apps/agent/src/options.js';
 import { validateExtensionProxyConfig } from '../../../apps/extension-proxy/src/app.js';
 import { extensionProxyOptions } from '../../../apps/extension-proxy/src/options.js';
+import { redisProxyOptions } from '../../../apps/redis-proxy/src/options.js';
 import { validateResourceProxyConfig } from '../../../apps/resource-proxy/src/app.js';
 import { resourceProxyOptions } from '../../../apps/resource-proxy/src/options.js';
-import { validateGatewayConfig } from '../../../apps/stream-gateway/src/app.js';
 import { gatewayOptions } from '../../../apps/stream-gateway/src/options.js';
-import { find, type K8sObject, REPO_ROOT } from './render.js';
+import { find, type K8sObject } from './render.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: configs are the apps' InferConfig types, used generically.
 type Config = Record<string, any>;
@@ -68,26 +69,6 @@ function fromOptions(
   };
 }
 
-/**
- * The redis proxy's contract (issue 4) while its source is not in the tree: these flags, env
- * REDIS_PASSWORD (argocd-agent's name), and plaintext RESP on --listen-host:--listen-port.
- */
-const REDIS_PROXY_CONTRACT_FLAGS = [
-  'listen-host',
-  'listen-port',
-  'redis-server-address',
-  'redis-password',
-  'nats-url',
-  'gateway-cert-path',
-  'gateway-key-path',
-  'gateway-ca-path',
-  'gateway-plaintext',
-  'metrics-port',
-  'healthz-port',
-  'log-level',
-  'params-file',
-];
-
 const redisProxyListeners = (c: Config): Listener[] => [
   {
     name: 'redis',
@@ -97,38 +78,6 @@ const redisProxyListeners = (c: Config): Listener[] => [
     headerAuth: false,
   },
 ];
-
-async function redisProxySpec(): Promise<AppSpec> {
-  const dir = path.join(REPO_ROOT, 'apps/redis-proxy/src');
-  if (existsSync(path.join(dir, 'options.ts'))) {
-    const mod = (await import(/* @vite-ignore */ pathToFileURL(path.join(dir, 'options.ts')).href)) as Record<
-      string,
-      unknown
-    >;
-    const options = Object.values(mod).find(Array.isArray) as OptionDef[] | undefined;
-    if (!options) throw new Error('apps/redis-proxy/src/options.ts exports no option table');
-    let validate: AppSpec['validate'];
-    if (existsSync(path.join(dir, 'app.ts'))) {
-      const appMod = (await import(
-        /* @vite-ignore */ pathToFileURL(path.join(dir, 'app.ts')).href
-      )) as Record<string, unknown>;
-      const fn = Object.entries(appMod).find(
-        ([k, v]) => /^validate.*Config$/.test(k) && typeof v === 'function',
-      );
-      validate = fn?.[1] as AppSpec['validate'];
-    }
-    return fromOptions('redis-proxy', options, 'ARGOCD_PRINCIPAL_PARAMS_FILE', redisProxyListeners, validate);
-  }
-  return {
-    app: 'redis-proxy',
-    options: undefined,
-    paramsFileEnv: 'ARGOCD_PRINCIPAL_PARAMS_FILE',
-    listeners: redisProxyListeners,
-    paramsKeys: () => [],
-    envNames: () => ['REDIS_PASSWORD', 'ARGOCD_PRINCIPAL_PARAMS_FILE'],
-    flags: () => REDIS_PROXY_CONTRACT_FLAGS,
-  };
-}
 
 let specs: Promise<Record<string, AppSpec>> | undefined;
 
@@ -190,7 +139,13 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
       ],
       (c) => validateExtensionProxyConfig(c as never),
     ),
-    'redis-proxy': await redisProxySpec(),
+    'redis-proxy': fromOptions(
+      'redis-proxy',
+      redisProxyOptions,
+      'ARGOCD_PRINCIPAL_PARAMS_FILE',
+      redisProxyListeners,
+      (c) => validateRedisProxyConfig(c as never),
+    ),
     agent: fromOptions(
       'agent',
       agentOptions,

@@ -1,4 +1,13 @@
 export { Agent, type AgentOptions } from './agent.js';
+export { type AgentServiceConfig, agentServiceOptions } from './agent-options.js';
+export {
+  AGENT_VERSION,
+  type AgentService,
+  type AgentServiceDeps,
+  createAgentService,
+  ownName,
+  validateAgentConfig,
+} from './agent-service.js';
 export { ExtensionError, type ExtensionErrorName, extensionStatus } from './extension-errors.js';
 export { ExtensionExecutor, type ExtensionExecutorOptions } from './extension-executor.js';
 export {

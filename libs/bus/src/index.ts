@@ -1,4 +1,5 @@
 export { decodePresence, decodeRevocation, presenceKey, revocationKey } from './codec.js';
+export { onConfigReload } from './config-reloads.js';
 export { BusError, BusErrorCode, BusErrors } from './errors.js';
 export { createMemoryBus } from './memory-bus.js';
 export {

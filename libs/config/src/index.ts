@@ -17,6 +17,7 @@ export {
   OptionDefinitionError,
 } from './errors.js';
 export {
+  defaultConfig,
   type EnvLike,
   formatSource,
   type LoadConfigOptions,

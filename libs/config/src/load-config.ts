@@ -206,3 +206,12 @@ function whereToSet(opt: OptionDef): string {
   if (key) places.push(`params key ${key}`);
   return places.length === 1 ? places[0]! : `${places.slice(0, -1).join(', ')} or ${places.at(-1)}`;
 }
+
+/**
+ * The configuration the options' defaults make, with no flags, env or params file: the base of
+ * a service composed in code (the single-process mode), which then sets what differs. Throws
+ * `ConfigError` when an option is required.
+ */
+export function defaultConfig<const T extends readonly OptionDef[]>(options: T): InferConfig<T> {
+  return loadConfig(options, { argv: [], env: {} }).config;
+}

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configSummary, defineOptions, loadConfig } from '../src/index.js';
+import { ConfigError, configSummary, defaultConfig, defineOptions, loadConfig } from '../src/index.js';
 import { principalOptions, tempDir } from './fixtures.js';
 
 const PARAMS_ENV = 'ARGOCD_PRINCIPAL_PARAMS_FILE';
@@ -308,5 +308,53 @@ describe('configSummary', () => {
       source: 'env ARGOCD_PRINCIPAL_NAMESPACE_PATTERN',
     });
     expect(JSON.stringify(summary)).not.toContain('hunter2');
+  });
+});
+
+describe('defaultConfig', () => {
+  const options = defineOptions([
+    {
+      flag: 'listen-port',
+      type: 'port',
+      default: 8443,
+      env: 'ARGOCD_PRINCIPAL_X_PORT',
+      description: 'Port.',
+    },
+    {
+      flag: 'drain-timeout',
+      type: 'duration',
+      default: '30s',
+      env: 'ARGOCD_PRINCIPAL_X_DRAIN',
+      description: 'Drain.',
+    },
+    { flag: 'plaintext', type: 'boolean', env: 'ARGOCD_PRINCIPAL_X_PLAINTEXT', description: 'Plaintext.' },
+    { flag: 'cert', type: 'file', env: 'ARGOCD_PRINCIPAL_X_CERT', description: 'Cert.' },
+  ]);
+
+  it("is what the defaults make, parsed as from the command line, whatever this process's env holds", () => {
+    process.env.ARGOCD_PRINCIPAL_X_PORT = '1';
+    try {
+      expect(defaultConfig(options)).toEqual({
+        listenPort: 8443,
+        drainTimeout: 30_000,
+        plaintext: false,
+        cert: undefined,
+      });
+    } finally {
+      delete process.env.ARGOCD_PRINCIPAL_X_PORT;
+    }
+  });
+
+  it('refuses a table with a required option: a default config cannot exist', () => {
+    const required = defineOptions([
+      {
+        flag: 'server-address',
+        type: 'string',
+        required: true,
+        env: 'ARGOCD_AGENT_X',
+        description: 'Server.',
+      },
+    ]);
+    expect(() => defaultConfig(required)).toThrow(ConfigError);
   });
 });

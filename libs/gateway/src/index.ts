@@ -14,6 +14,14 @@ export {
 export type { Authenticator, AuthOutcome, CallContext, ConnectionLookup } from './caller-auth.js';
 export { type CallEnd, callContext, FrameCall } from './frame-call.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
+export {
+  agentAuthMethod,
+  gatewayStartupWarnings,
+  internalAuthMethod,
+  validateGatewayConfig,
+} from './gateway-config.js';
+export { type GatewayServiceConfig, gatewayServiceOptions } from './gateway-options.js';
+export { createGatewayService, type GatewayService, type GatewayServiceDeps } from './gateway-service.js';
 export { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 export {
   type FlappingEvent,

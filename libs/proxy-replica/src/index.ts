@@ -1,11 +1,5 @@
 export { gatewayClientOptions } from './gateway-client-options.js';
 export {
-  currentListenerTls,
-  type FollowedMaterial,
-  followListenerMaterial,
-  type ListenerMaterial,
-} from './listener-material.js';
-export {
   createProxyReplica,
   type ListeningProxy,
   type ProxyReplica,

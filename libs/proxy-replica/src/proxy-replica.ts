@@ -1,7 +1,7 @@
 import { type Bus, connectBusFromFlags, type NatsFlags } from '@pullplane/bus';
-import type { AgentRouter } from '@pullplane/router';
-import { createOpsServer, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
-import type { Logger } from 'pino';
+import type { AgentRouter, LocalGateway } from '@pullplane/router';
+import { type OpsFlags, type ServiceDeps, serviceOps } from '@pullplane/service';
+import { getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Registry } from 'prom-client';
 import { type GatewayClientFlags, startRouterFromFlags } from './router-from-flags.js';
 
@@ -12,20 +12,21 @@ export interface ListeningProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-export interface ProxyReplicaFlags extends GatewayClientFlags, NatsFlags {
+export interface ProxyReplicaFlags extends GatewayClientFlags, NatsFlags, OpsFlags {
   requestTimeout: number;
   drainTimeout: number;
-  healthzPort: number;
-  metricsPort: number;
 }
 
-export interface ProxyReplicaDeps {
-  /** Service name (NATS connection name). */
+export interface ProxyReplicaDeps extends ServiceDeps {
+  /** Service name (NATS connection name, ops checks' prefix when they are shared). */
   name: string;
-  logger: Logger;
-  registry: Registry;
   /** Overrides the NATS connection (tests, single-process mode). */
-  bus?: Bus;
+  bus?: Bus | undefined;
+  /**
+   * The gateway of this very process (single-process mode): agents it holds are reached
+   * without a network hop. Asked for when the replica starts, after the gateway has.
+   */
+  localGateway?: (() => LocalGateway) | undefined;
 }
 
 export interface ProxyReplica<P extends ListeningProxy> {
@@ -74,20 +75,14 @@ export function createProxyReplica<P extends ListeningProxy>(
   describe: (proxy: P) => Record<string, unknown> = () => ({}),
 ): ProxyReplica<P> {
   const { logger, registry } = deps;
-  const ops = createOpsServer({
-    host: '0.0.0.0',
-    healthzPort: c.healthzPort,
-    metricsPort: c.metricsPort,
-    registry,
-    logger,
-  });
+  const ops = serviceOps(deps.name, c, deps);
   let bus = deps.bus;
   let router: AgentRouter | undefined;
   let proxy: P | undefined;
   ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
   ops.addReadinessCheck('listener', () => (proxy ? true : 'not listening yet'));
   return {
-    ops,
+    ops: ops.server,
     get proxy() {
       return proxy;
     },
@@ -95,10 +90,11 @@ export function createProxyReplica<P extends ListeningProxy>(
       return router;
     },
     async start() {
-      await ops.listen();
+      await ops.open();
       // Proxies only read presence and revocations: they create no bucket.
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger, creates: [] });
-      router = await startRouterFromFlags(c, { bus, logger, registry });
+      const local = deps.localGateway?.();
+      router = await startRouterFromFlags(c, { bus, logger, registry, ...(local ? { local } : {}) });
       const routing = router;
       countKnownAgents(registry, deps.name, () => routing.agents().length);
       const built = await build(router, bus);

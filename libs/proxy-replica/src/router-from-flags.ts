@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
-import { AgentRouter } from '@pullplane/router';
+import { AgentRouter, type LocalGateway } from '@pullplane/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -56,7 +56,7 @@ export function gatewayCredentials(
 /** A started router for a proxy replica, configured from its gateway-client flags. */
 export async function startRouterFromFlags(
   f: GatewayClientFlags & { requestTimeout: number },
-  deps: { bus: Bus; logger: Logger; registry?: Registry },
+  deps: { bus: Bus; logger: Logger; registry?: Registry; local?: LocalGateway },
 ): Promise<AgentRouter> {
   const router = new AgentRouter({
     bus: deps.bus,
@@ -64,6 +64,7 @@ export async function startRouterFromFlags(
     credentials: gatewayCredentials(f),
     routeTimeoutMs: f.requestTimeout,
     ...(deps.registry ? { registry: deps.registry } : {}),
+    ...(deps.local ? { local: deps.local } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),
   });
   await router.start();

@@ -15,3 +15,16 @@ export {
   type RedisProxyOptions,
   type RedisProxyTls,
 } from './redis-proxy.js';
+export {
+  callerCertificatesOnly,
+  listenerTlsSource,
+  redisPassword,
+  redisProxyMaterialProblems,
+} from './redis-proxy-material.js';
+export { type RedisProxyServiceConfig, redisProxyServiceOptions } from './redis-proxy-options.js';
+export {
+  createRedisProxyService,
+  type RedisProxyService,
+  type RedisProxyServiceDeps,
+  validateRedisProxyConfig,
+} from './redis-proxy-service.js';

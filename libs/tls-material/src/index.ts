@@ -1,8 +1,16 @@
 export { clientNode, clientNodeLoaded } from './client-node.js';
 export { MaterialError, MaterialErrorCode, MaterialErrors } from './errors.js';
 export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
+export {
+  currentListenerTls,
+  type FollowedMaterial,
+  followListenerMaterial,
+  type ListenerMaterial,
+  type RotatingTls,
+} from './listener-material.js';
 export { type ListenerTls, listenerSecureContext } from './listener-tls.js';
 export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';
+export { type MaterialSet, type OpenedMaterials, openMaterials } from './material-set.js';
 export {
   caBundleSpec,
   keyPairSpec,

@@ -113,7 +113,7 @@ export class SecretWatch extends EventEmitter<SecretWatchEvents> {
     const w = new (clientNode().Watch)(this.opts.kubeConfig);
     let expired = false;
     try {
-      this.abort = await w.watch(
+      const abort = await w.watch(
         `/api/v1/namespaces/${encodeURIComponent(this.opts.namespace)}/secrets`,
         {
           fieldSelector: `metadata.name=${this.opts.name}`,
@@ -133,6 +133,9 @@ export class SecretWatch extends EventEmitter<SecretWatchEvents> {
         },
         (err: unknown) => this.resume(err, expired),
       );
+      this.abort = abort;
+      // Stopped while the watch was being opened: it must not outlive the stop.
+      if (this.stopped) abort.abort();
     } catch (err) {
       this.resume(err, false);
     }

@@ -10,12 +10,12 @@ import {
   keyPairSpec,
   kubeApiConfigured,
   type Material,
-  openMaterial,
-  SecretStore,
+  type OpenedMaterials,
+  openMaterials,
   type TlsProtocolSettings,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { AgentConfig } from './app.js';
+import type { AgentServiceConfig } from './agent-options.js';
 
 export type CredsMode = { kind: 'mtls' } | { kind: 'header' } | { kind: 'token'; file: string };
 
@@ -34,7 +34,7 @@ export function parseCreds(spec: string): CredsMode | { problem: string } {
 
 /** Where the agent's TLS material comes from, and whether that can work. */
 export function agentMaterialProblems(
-  c: AgentConfig,
+  c: AgentServiceConfig,
   creds: CredsMode,
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
@@ -54,7 +54,7 @@ export function agentMaterialProblems(
 }
 
 /** The Redis password: --redis-password, else the `auth` file of Argo CD's file-based credentials. */
-export function agentRedisPassword(c: AgentConfig, logger?: Logger): string | undefined {
+export function agentRedisPassword(c: AgentServiceConfig, logger?: Logger): string | undefined {
   if (c.redisPassword) return c.redisPassword;
   if (!c.redisCredsDirPath) return undefined;
   const read = (name: string) => {
@@ -71,14 +71,12 @@ export function agentRedisPassword(c: AgentConfig, logger?: Logger): string | un
   return read('auth');
 }
 
-export interface AgentMaterial {
+export interface AgentMaterial extends OpenedMaterials {
   readonly clientPair: Material<KeyPair> | undefined;
   readonly rootCa: Material<Buffer> | undefined;
   readonly redisCa: Material<Buffer> | undefined;
   /** Credentials for the next tunnel: the current certificate, key and CA. */
   channelCredentials(): ChannelCredentials;
-  reload(): Promise<void>;
-  stop(): void;
 }
 
 /**
@@ -87,69 +85,45 @@ export interface AgentMaterial {
  * certificate is used from the next connection on; the live tunnel is not cut.
  */
 export async function openAgentMaterial(
-  c: AgentConfig,
+  c: AgentServiceConfig,
   creds: CredsMode,
   kubeConfig: KubeConfig | undefined,
   protocol: TlsProtocolSettings | undefined,
   logger: Logger,
 ): Promise<AgentMaterial> {
   const tls = !(c.insecurePlaintext || creds.kind === 'header');
-  const store = kubeConfig ? new SecretStore(kubeConfig, c.namespace, logger) : undefined;
-  const opened: Material<unknown>[] = [];
-  const keep = <T>(m: Material<T>) => {
-    opened.push(m as Material<unknown>);
-    return m;
-  };
-  try {
+  return openMaterials({ kubeConfig, namespace: c.namespace, logger }, async (set) => {
     const clientPair =
       tls && (creds.kind === 'mtls' || (c.tlsClientCert && c.tlsClientKey))
-        ? keep(
-            await openMaterial(
-              keyPairSpec("the agent's client certificate", {
-                files: { cert: c.tlsClientCert, key: c.tlsClientKey },
-                secret: store ? { store, name: c.tlsSecretName, option: '--tls-secret-name' } : undefined,
-                required: true,
-                fileOptions: '--tls-client-cert and --tls-client-key',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            keyPairSpec("the agent's client certificate", {
+              files: { cert: c.tlsClientCert, key: c.tlsClientKey },
+              secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
+              required: true,
+              fileOptions: '--tls-client-cert and --tls-client-key',
+            }),
           )
         : undefined;
     const rootCa =
       tls && !c.insecureTls
-        ? keep(
-            await openMaterial(
-              caBundleSpec("the gateway's CA", {
-                file: c.rootCaPath,
-                secret: store
-                  ? { store, name: c.rootCaSecretName, option: '--root-ca-secret-name' }
-                  : undefined,
-                required: c.rootCaPath !== undefined,
-                fileOptions: '--root-ca-path',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            caBundleSpec("the gateway's CA", {
+              file: c.rootCaPath,
+              secret: set.secret(c.rootCaSecretName, '--root-ca-secret-name'),
+              required: c.rootCaPath !== undefined,
+              fileOptions: '--root-ca-path',
+            }),
           )
         : undefined;
     const redisCa =
       c.redisTls && !c.redisTlsInsecure
-        ? keep(
-            await openMaterial(
-              caBundleSpec("the local Redis' CA", {
-                file: c.redisCaPath,
-                secret: store
-                  ? {
-                      store,
-                      name: c.redisTlsCaSecretName,
-                      option: '--redis-tls-ca-secret-name',
-                      keys: ['ca.crt'],
-                    }
-                  : undefined,
-                required: c.redisCaPath !== undefined,
-                fileOptions: '--redis-ca-path',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            caBundleSpec("the local Redis' CA", {
+              file: c.redisCaPath,
+              secret: set.secret(c.redisTlsCaSecretName, '--redis-tls-ca-secret-name', ['ca.crt']),
+              required: c.redisCaPath !== undefined,
+              fileOptions: '--redis-ca-path',
+            }),
           )
         : undefined;
     return {
@@ -175,16 +149,6 @@ export async function openAgentMaterial(
           c.insecureTls ? { rejectUnauthorized: false } : {},
         );
       },
-      async reload() {
-        await Promise.all(opened.map((m) => m.reload()));
-      },
-      stop() {
-        for (const m of opened) m.stop();
-        store?.stop();
-      },
     };
-  } catch (err) {
-    store?.stop();
-    throw err;
-  }
+  });
 }

@@ -7,12 +7,12 @@ import {
   kubeApiConfigured,
   loadKubeAccess,
   type Material,
-  openMaterial,
-  SecretStore,
+  type OpenedMaterials,
+  openMaterials,
   signingKeySpec,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { GatewayConfig } from './app.js';
+import type { GatewayServiceConfig } from './gateway-options.js';
 
 /** What the configuration needs: each piece comes from its file, else from its Secret. */
 export interface GatewayNeeds {
@@ -23,7 +23,7 @@ export interface GatewayNeeds {
 }
 
 export function gatewayNeeds(
-  c: GatewayConfig,
+  c: GatewayServiceConfig,
   agent: AuthMethod | undefined,
   internal: AuthMethod | undefined,
 ): GatewayNeeds {
@@ -37,7 +37,7 @@ export function gatewayNeeds(
 }
 
 /** --resource-proxy-url, or argocd-agent's --enable-self-cluster-registration with --resource-proxy-address. */
-export function registrationUrl(c: GatewayConfig): string | undefined {
+export function registrationUrl(c: GatewayServiceConfig): string | undefined {
   if (c.resourceProxyUrl) return c.resourceProxyUrl;
   if (!c.enableSelfClusterRegistration) return undefined;
   const { host, port } = c.resourceProxyAddress;
@@ -49,7 +49,7 @@ export function registrationUrl(c: GatewayConfig): string | undefined {
  * file option is fine when the Secret can be read, which needs a Kubernetes API.
  */
 export function gatewayMaterialProblems(
-  c: GatewayConfig,
+  c: GatewayServiceConfig,
   needs: GatewayNeeds,
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
@@ -76,20 +76,18 @@ export function gatewayMaterialProblems(
   return problems;
 }
 
-export interface GatewayMaterial {
+export interface GatewayMaterial extends OpenedMaterials {
+  /** The control-plane cluster's API (Secrets, cluster registration), when either is used. */
   readonly kubeConfig: KubeConfig | undefined;
   readonly serverTls: Material<KeyPair> | undefined;
   readonly rootCa: Material<Buffer> | undefined;
   readonly agentTokenKey: Material<string> | undefined;
   readonly registrationKey: Material<string> | undefined;
-  /** Re-reads every file and Secret (SIGHUP, config-reload). */
-  reload(): Promise<void>;
-  stop(): void;
 }
 
 /** Opens the gateway's certificates and keys: files where given, watched Secrets otherwise. */
 export async function openGatewayMaterial(
-  c: GatewayConfig,
+  c: GatewayServiceConfig,
   needs: GatewayNeeds,
   logger: Logger,
 ): Promise<GatewayMaterial> {
@@ -102,81 +100,50 @@ export async function openGatewayMaterial(
     wantsSecret || needs.registrationKey
       ? loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext })
       : undefined;
-  const store =
-    wantsSecret && kubeConfig ? new SecretStore(kubeConfig, c.argocdNamespace, logger) : undefined;
-  const secret = (name: string, option: string) => (store ? { store, name, option } : undefined);
-  const opened: Material<unknown>[] = [];
-  const open = async <T>(m: Promise<Material<T>>) => {
-    const x = await m;
-    opened.push(x as Material<unknown>);
-    return x;
-  };
-  try {
-    const serverTls = needs.serverTls
-      ? await open(
-          openMaterial(
+  return openMaterials(
+    { kubeConfig: wantsSecret ? kubeConfig : undefined, namespace: c.argocdNamespace, logger },
+    async (set) => {
+      const serverTls = needs.serverTls
+        ? await set.open(
             keyPairSpec('the gateway server certificate', {
               files: { cert: c.tlsCert, key: c.tlsKey },
-              secret: secret(c.tlsSecretName, '--tls-secret-name'),
+              secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
               required: true,
               fileOptions: '--tls-cert and --tls-key',
             }),
-            logger,
-          ),
-        )
-      : undefined;
-    const rootCa =
-      needs.rootCa || (c.rootCaPath && !c.insecurePlaintext)
-        ? await open(
-            openMaterial(
+          )
+        : undefined;
+      const rootCa =
+        needs.rootCa || (c.rootCaPath && !c.insecurePlaintext)
+          ? await set.open(
               caBundleSpec('the CA of agent and proxy certificates', {
                 file: c.rootCaPath,
-                secret: secret(c.tlsCaSecretName, '--tls-ca-secret-name'),
+                secret: set.secret(c.tlsCaSecretName, '--tls-ca-secret-name'),
                 required: true,
                 fileOptions: '--root-ca-path',
               }),
-              logger,
-            ),
-          )
-        : undefined;
-    const jwt = (file: string | undefined, what: string, fileOption: string) =>
-      open(
-        openMaterial(
+            )
+          : undefined;
+      const jwt = (file: string | undefined, what: string, fileOption: string) =>
+        set.open(
           signingKeySpec(what, {
             file,
-            secret: secret(c.jwtSecretName, '--jwt-secret-name'),
+            secret: set.secret(c.jwtSecretName, '--jwt-secret-name'),
             required: true,
             fileOptions: fileOption,
           }),
-          logger,
-        ),
-      );
-    const agentTokenKey = needs.agentTokenKey
-      ? await jwt(c.tokenKeyPath, 'the agent token key', '--token-key-path')
-      : undefined;
-    const registrationKey = needs.registrationKey
-      ? await jwt(
-          c.registrationTokenKeyPath,
-          'the cluster registration token key',
-          '--registration-token-key-path',
-        )
-      : undefined;
-    return {
-      kubeConfig,
-      serverTls,
-      rootCa,
-      agentTokenKey,
-      registrationKey,
-      async reload() {
-        await Promise.all(opened.map((m) => m.reload()));
-      },
-      stop() {
-        for (const m of opened) m.stop();
-        store?.stop();
-      },
-    };
-  } catch (err) {
-    store?.stop();
-    throw err;
-  }
+        );
+      const agentTokenKey = needs.agentTokenKey
+        ? await jwt(c.tokenKeyPath, 'the agent token key', '--token-key-path')
+        : undefined;
+      const registrationKey = needs.registrationKey
+        ? await jwt(
+            c.registrationTokenKeyPath,
+            'the cluster registration token key',
+            '--registration-token-key-path',
+          )
+        : undefined;
+      return { kubeConfig, serverTls, rootCa, agentTokenKey, registrationKey };
+    },
+  );
 }

@@ -10,18 +10,20 @@ import {
   kubeApiConfigured,
   loadKubeAccess,
   type Material,
-  openMaterial,
-  SecretStore,
+  type OpenedMaterials,
+  openMaterials,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { RedisProxyConfig } from './app.js';
+import type { RedisProxyServiceConfig } from './redis-proxy-options.js';
 
 /**
  * Where the listener's certificate comes from: ours (--tls-cert-path) whenever given;
  * otherwise, with argocd-agent's --redis-tls (TLS both ways), argocd-agent's files or its
  * Secret; otherwise the listener is plaintext.
  */
-export function listenerTlsSource(c: RedisProxyConfig): 'ours' | 'argocd-agent-files' | 'secret' | undefined {
+export function listenerTlsSource(
+  c: RedisProxyServiceConfig,
+): 'ours' | 'argocd-agent-files' | 'secret' | undefined {
   if (c.tlsCertPath && c.tlsKeyPath) return 'ours';
   if (!c.redisTls) return undefined;
   if (c.redisProxyServerTlsCert && c.redisProxyServerTlsKey) return 'argocd-agent-files';
@@ -30,7 +32,7 @@ export function listenerTlsSource(c: RedisProxyConfig): 'ours' | 'argocd-agent-f
 
 /** Problems with the TLS material's sources: files that must exist when used, Secrets that need a Kubernetes API. */
 export function redisProxyMaterialProblems(
-  c: RedisProxyConfig,
+  c: RedisProxyServiceConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const problems: string[] = [];
@@ -62,7 +64,7 @@ export function redisProxyMaterialProblems(
 }
 
 /** The password: --redis-password, else the `auth` file of Argo CD's file-based credentials. */
-export function redisPassword(c: RedisProxyConfig): string | undefined {
+export function redisPassword(c: RedisProxyServiceConfig): string | undefined {
   if (c.redisPassword) return c.redisPassword;
   if (!c.redisCredsDirPath) return undefined;
   try {
@@ -82,36 +84,25 @@ export function callerCertificatesOnly(peer: PeerCertificate): string | undefine
   return id.ok ? undefined : id.reason;
 }
 
-export interface RedisProxyMaterial {
+export interface RedisProxyMaterial extends OpenedMaterials {
   readonly listener: Material<KeyPair> | undefined;
   readonly clientCa: Material<Buffer> | undefined;
   /** CA of the principal Redis (with --redis-tls); undefined: system roots. */
   readonly redisCa: Material<Buffer> | undefined;
-  reload(): Promise<void>;
-  stop(): void;
 }
 
 export async function openRedisProxyMaterial(
-  c: RedisProxyConfig,
+  c: RedisProxyServiceConfig,
   logger: Logger,
 ): Promise<RedisProxyMaterial> {
   const source = listenerTlsSource(c);
   const wantsRedisCa = c.redisTls && !c.redisTlsInsecure;
   const wantsSecret = source === 'secret' || (wantsRedisCa && !c.redisCaPath);
-  const store =
+  const kubeConfig =
     wantsSecret && kubeApiConfigured({ kubeconfig: c.kubeconfig })
-      ? new SecretStore(
-          loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext }),
-          c.namespace,
-          logger,
-        )
+      ? loadKubeAccess({ kubeconfig: c.kubeconfig, kubecontext: c.kubecontext })
       : undefined;
-  const opened: Material<unknown>[] = [];
-  const keep = <T>(m: Material<T>) => {
-    opened.push(m as Material<unknown>);
-    return m;
-  };
-  try {
+  return openMaterials({ kubeConfig, namespace: c.namespace, logger }, async (set) => {
     const files =
       source === 'ours'
         ? { cert: c.tlsCertPath, key: c.tlsKeyPath }
@@ -119,67 +110,38 @@ export async function openRedisProxyMaterial(
           ? { cert: c.redisProxyServerTlsCert, key: c.redisProxyServerTlsKey }
           : { cert: undefined, key: undefined };
     const listener = source
-      ? keep(
-          await openMaterial(
-            keyPairSpec('the redis proxy listener certificate', {
-              files,
-              secret:
-                source === 'secret' && store
-                  ? {
-                      store,
-                      name: c.redisProxyServerTlsSecretName,
-                      option: '--redis-proxy-server-tls-secret-name',
-                    }
-                  : undefined,
-              required: true,
-              fileOptions: '--tls-cert-path and --tls-key-path',
-            }),
-            logger,
-          ),
+      ? await set.open(
+          keyPairSpec('the redis proxy listener certificate', {
+            files,
+            secret:
+              source === 'secret'
+                ? set.secret(c.redisProxyServerTlsSecretName, '--redis-proxy-server-tls-secret-name')
+                : undefined,
+            required: true,
+            fileOptions: '--tls-cert-path and --tls-key-path',
+          }),
         )
       : undefined;
     const clientCa =
       source && c.tlsClientCaPath
-        ? keep(
-            await openMaterial(
-              caBundleSpec('the CA of client certificates', {
-                file: c.tlsClientCaPath,
-                required: true,
-                fileOptions: '--tls-client-ca-path',
-              }),
-              logger,
-            ),
+        ? await set.open(
+            caBundleSpec('the CA of client certificates', {
+              file: c.tlsClientCaPath,
+              required: true,
+              fileOptions: '--tls-client-ca-path',
+            }),
           )
         : undefined;
     const redisCa = wantsRedisCa
-      ? keep(
-          await openMaterial(
-            caBundleSpec("the principal Redis' CA", {
-              file: c.redisCaPath,
-              secret: store
-                ? { store, name: c.redisCaSecretName, option: '--redis-ca-secret-name', keys: ['ca.crt'] }
-                : undefined,
-              required: c.redisCaPath !== undefined,
-              fileOptions: '--redis-ca-path',
-            }),
-            logger,
-          ),
+      ? await set.open(
+          caBundleSpec("the principal Redis' CA", {
+            file: c.redisCaPath,
+            secret: set.secret(c.redisCaSecretName, '--redis-ca-secret-name', ['ca.crt']),
+            required: c.redisCaPath !== undefined,
+            fileOptions: '--redis-ca-path',
+          }),
         )
       : undefined;
-    return {
-      listener,
-      clientCa,
-      redisCa,
-      async reload() {
-        await Promise.all(opened.map((m) => m.reload()));
-      },
-      stop() {
-        for (const m of opened) m.stop();
-        store?.stop();
-      },
-    };
-  } catch (err) {
-    store?.stop();
-    throw err;
-  }
+    return { listener, clientCa, redisCa };
+  });
 }

@@ -3,13 +3,10 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Metadata } from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Tracer } from '@opentelemetry/api';
-import { Agent, ExtensionExecutor, ExtensionRegistry, RedisExecutor } from '@pullplane/agent-core';
-import type { InferConfig } from '@pullplane/config';
-import { createOpsServer, getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
+import { type Service, type ServiceDeps, serviceOps } from '@pullplane/service';
+import { getOrCreateCounter, getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import { kubeApiConfigured, loadKubeAccess, SecretWatch, tlsProtocolSettings } from '@pullplane/tls-material';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Agent } from './agent.js';
 import {
   type AgentMaterial,
   agentMaterialProblems,
@@ -18,23 +15,24 @@ import {
   openAgentMaterial,
   parseCreds as parseCredsSpec,
 } from './agent-material.js';
+import type { AgentServiceConfig } from './agent-options.js';
 import { argocdAgentAgentMetrics } from './argocd-agent-metrics.js';
-import type { agentOptions } from './options.js';
-
-export type AgentConfig = InferConfig<typeof agentOptions>;
+import { ExtensionExecutor } from './extension-executor.js';
+import { ExtensionRegistry } from './extension-registry.js';
+import { RedisExecutor } from './redis-executor.js';
 
 /** Package version, reported to the gateway and shown by `agent list`. */
 export const AGENT_VERSION = '0.1.0';
 
 /** The agent's credentials mode; throws on forms `validateAgentConfig` reports. */
-export function parseCreds(spec: string): CredsMode {
+function parseCreds(spec: string): CredsMode {
   const creds = parseCredsSpec(spec);
   if ('problem' in creds) throw new Error(creds.problem);
   return creds;
 }
 
 export function validateAgentConfig(
-  c: AgentConfig,
+  c: AgentServiceConfig,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string[] {
   const parsed = parseCredsSpec(c.creds);
@@ -64,7 +62,7 @@ export function validateAgentConfig(
  * The agent's own name, for checking redis keys: --agent-name, else the CN of its client
  * certificate (what the gateway authenticates it as). Undefined for header/token credentials.
  */
-export function ownName(c: AgentConfig): string | undefined {
+export function ownName(c: AgentServiceConfig): string | undefined {
   if (c.agentName) return c.agentName;
   if (!c.tlsClientCert) return undefined;
   try {
@@ -76,21 +74,17 @@ export function ownName(c: AgentConfig): string | undefined {
 }
 
 /** Loads the local cluster's credentials the way client-go does: flag, in-cluster, $KUBECONFIG. */
-export function loadKubeConfig(path: string | undefined, context?: string): KubeConfig | undefined {
+function loadKubeConfig(path: string | undefined, context?: string): KubeConfig | undefined {
   const kc = loadKubeAccess({ kubeconfig: path, kubecontext: context });
   return kc.getCurrentCluster() ? kc : undefined;
 }
 
-export interface AgentAppDeps {
-  logger: Logger;
-  registry: Registry;
+export interface AgentServiceDeps extends ServiceDeps {
   /** Overrides kubeconfig discovery (tests, simulated clusters). */
   kubeConfig?: KubeConfig;
-  /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer | undefined;
 }
 
-export interface AgentApp {
+export interface AgentService extends Service {
   readonly agent: Agent;
   readonly redis: RedisExecutor;
   /** The extension map, when --extensions-config-path or --extensions-config is set. */
@@ -102,8 +96,12 @@ export interface AgentApp {
   stop(): Promise<void>;
 }
 
-/** Builds the agent service, unstarted. */
-export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
+/**
+ * The agent as a service, unstarted: its credentials (files, or watched Secrets of the local
+ * cluster), the tunnel to the gateway and what it serves through it (the local Kubernetes API,
+ * the local Redis, the extension map), with its metrics and argocd-agent's.
+ */
+export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps): AgentService {
   const { logger, registry } = deps;
   const creds = parseCreds(c.creds);
   const localKube =
@@ -199,13 +197,7 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
   isConnected = () => agent.ready;
   agent.connector.on('connected', () => compat.connected());
   agent.connector.on('rejected', () => compat.rejected());
-  const ops = createOpsServer({
-    host: '0.0.0.0',
-    healthzPort: c.healthzPort,
-    metricsPort: c.metricsPort,
-    registry,
-    logger,
-  });
+  const ops = serviceOps('agent', c, deps);
   ops.addReadinessCheck('tunnel', () => (agent.ready ? true : 'not connected to the gateway'));
   getOrCreateGauge(registry, {
     name: 'agent_tunnel_connected',
@@ -226,14 +218,16 @@ export function createAgentApp(c: AgentConfig, deps: AgentAppDeps): AgentApp {
     help: 'Tunnels lost or closed (each is followed by a reconnect).',
   });
   agent.connector.on('disconnected', () => disconnects.inc());
+  const reloadExtensions = async () => extensions?.reload();
   return {
     agent,
     redis,
     extensions,
-    ops,
-    reloadExtensions: async () => extensions?.reload(),
+    ops: ops.server,
+    reloadExtensions,
+    reload: reloadExtensions,
     async start() {
-      await ops.listen();
+      await ops.open();
       if (extensions) {
         if (localKube) {
           extensionSecret = new SecretWatch({

@@ -1,12 +1,18 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryBus } from '@pullplane/bus';
+import { createMemoryBus, onConfigReload } from '@pullplane/bus';
 import { createTestPki } from '@pullplane/testing';
-import { caBundleSpec, keyPairSpec, openMaterial } from '@pullplane/tls-material';
 import pino from 'pino';
 import { expect, it } from 'vitest';
-import { currentListenerTls, followListenerMaterial, type ListenerMaterial } from '../src/index.js';
+import {
+  caBundleSpec,
+  currentListenerTls,
+  followListenerMaterial,
+  keyPairSpec,
+  type ListenerMaterial,
+  openMaterial,
+} from '../src/index.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -59,8 +65,8 @@ it('applies a rotated certificate on reload, and on a config-reload event for it
   // The CA's change may apply first, with the pair as it still was: wait for the pair wanted.
   let awaited: { cert: string; wake: () => void } | undefined;
   const followed = followListenerMaterial(material, {
-    bus,
-    service: 'resource-proxy',
+    logger,
+    reloadOn: (reload) => onConfigReload(bus, 'resource-proxy', reload),
     apply: (tls) => {
       applied.push(String(tls.cert));
       if (awaited?.cert === String(tls.cert)) awaited.wake();
@@ -87,4 +93,31 @@ it('applies a rotated certificate on reload, and on a config-reload event for it
   await bus.control.publish({ type: 'config-reload' });
   await other;
   expect(reloads).toEqual(['reload', 'reload']);
+});
+
+it('keeps the current material when the listener refuses a rotated one, and says so', async () => {
+  const { material, write } = await fileMaterial();
+  const lines: Array<{ msg: string; err?: string }> = [];
+  const log = pino({ level: 'error' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  let refuse = true;
+  const applied: string[] = [];
+  const followed = followListenerMaterial(material, {
+    logger: log,
+    apply: (tls) => {
+      if (refuse) throw new Error('key values mismatch');
+      applied.push(String(tls.cert));
+    },
+  });
+  await write();
+  await followed.reload();
+  expect(lines.at(-1)).toMatchObject({
+    msg: 'could not apply TLS material; keeping the current one',
+    err: 'Error: key values mismatch',
+  });
+  expect(applied).toEqual([]);
+  refuse = false;
+  const next = await write();
+  await followed.reload();
+  expect(applied.at(-1)).toBe(next.certPem);
+  followed.stop();
 });

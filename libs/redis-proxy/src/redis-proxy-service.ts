@@ -1,34 +1,27 @@
-import type { Tracer } from '@opentelemetry/api';
-import { natsSecurityProblems } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
+import { natsSecurityProblems, onConfigReload } from '@pullplane/bus';
 import {
   createProxyReplica,
-  currentListenerTls,
-  followListenerMaterial,
   gatewayClientProblems,
   type ProxyReplica,
   type ProxyReplicaDeps,
 } from '@pullplane/proxy-replica';
-import {
-  createRedisProxy,
-  type RedisProxy,
-  validateAllowedCommands,
-  validateKeyPrefixes,
-} from '@pullplane/redis-proxy';
-import { tlsProtocolSettings } from '@pullplane/tls-material';
-import type { redisProxyOptions } from './options.js';
+import type { Service } from '@pullplane/service';
+import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
+import { validateAllowedCommands } from './command-policy.js';
+import { validateKeyPrefixes } from './key-routing.js';
+import { createRedisProxy, type RedisProxy } from './redis-proxy.js';
 import {
   callerCertificatesOnly,
   listenerTlsSource,
   openRedisProxyMaterial,
   redisPassword,
   redisProxyMaterialProblems,
-} from './proxy-material.js';
+} from './redis-proxy-material.js';
+import type { RedisProxyServiceConfig } from './redis-proxy-options.js';
 
-export type RedisProxyConfig = InferConfig<typeof redisProxyOptions>;
-
+/** Cross-field rules, reported with every other configuration problem; none when it is switched off. */
 export function validateRedisProxyConfig(
-  c: RedisProxyConfig,
+  c: RedisProxyServiceConfig,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string[] {
   if (c.disableRedisProxy) return [];
@@ -49,18 +42,23 @@ export function validateRedisProxyConfig(
   return problems;
 }
 
-export type RedisProxyAppDeps = Omit<ProxyReplicaDeps, 'name'> & {
-  /** Set when traces are exported (`--otlp-address`). */
-  tracer?: Tracer | undefined;
-};
+export type RedisProxyServiceDeps = Omit<ProxyReplicaDeps, 'name'>;
 
-export type RedisProxyApp = ProxyReplica<RedisProxy> & {
-  /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
-  reloadTls(): Promise<void>;
-};
+export type RedisProxyService = ProxyReplica<RedisProxy> &
+  Service & {
+    /** Re-reads TLS material from files and Secrets (SIGHUP; Secrets are also watched). */
+    reloadTls(): Promise<void>;
+  };
 
-/** Builds the redis proxy service, unstarted. */
-export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps): RedisProxyApp {
+/**
+ * The redis proxy as a service, unstarted: a proxy replica (ops, presence bus, router to the
+ * gateways) serving RESP, with its listener certificate and client CA followed, the principal
+ * Redis' CA and password, and its limits.
+ */
+export function createRedisProxyService(
+  c: RedisProxyServiceConfig,
+  deps: RedisProxyServiceDeps,
+): RedisProxyService {
   const { logger, registry } = deps;
   const protocol = tlsProtocolSettings(c).settings;
   const password = redisPassword(c);
@@ -125,8 +123,8 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
         allowCommands: c.allowCommands,
       });
       const followed = followListenerMaterial(listener, {
-        bus,
-        service: 'redis-proxy',
+        logger,
+        reloadOn: (request) => onConfigReload(bus, 'redis-proxy', request),
         apply: (tls) => proxy.reloadTls(tls),
       });
       reload = followed.reload;
@@ -148,5 +146,6 @@ export function createRedisProxyApp(c: RedisProxyConfig, deps: RedisProxyAppDeps
       allowCommands: c.allowCommands,
     }),
   );
-  return Object.assign(replica, { reloadTls: async () => void (await reload?.()) });
+  const reloadTls = async () => void (await reload?.());
+  return Object.assign(replica, { reloadTls, reload: reloadTls });
 }
