@@ -9,19 +9,11 @@ import {
   resp,
   simpleString,
 } from '@pullplane/resp';
-import type { CommandSession, LocalAnswer } from './commands/spec.js';
+import type { CommandSession, LocalAnswer, SessionState } from './commands/spec.js';
 import { ReplyText } from './errors.js';
 
 /** What the proxy reports as its Redis version in HELLO (go-redis and redis-cli only log it). */
 export const REPORTED_REDIS_VERSION = '7.0.0';
-
-/** The connection state local commands read and change. */
-export interface SessionState {
-  readonly id: number;
-  protocol: RespProtocol;
-  authenticated: boolean;
-  name: Buffer | undefined;
-}
 
 const digest = (b: Buffer | string) => createHash('sha256').update(b).digest();
 

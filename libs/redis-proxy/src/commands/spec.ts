@@ -1,6 +1,5 @@
 import type { PubSubKind } from '@pullplane/redis-common';
-import type { RespCommand, RespValue } from '@pullplane/resp';
-import type { SessionState } from '../local-commands.js';
+import type { RespCommand, RespProtocol, RespValue } from '@pullplane/resp';
 
 /**
  * Where a command carries keys, from Redis 7.0's `COMMAND` table (first key, last key, step;
@@ -39,6 +38,14 @@ export interface AgentRouting {
   readonly keys: 'first' | 'all';
   /** For `all`: how the answers of several destinations are merged (key order, or a sum). */
   readonly merge?: 'mget' | 'sum';
+}
+
+/** The connection state local answers read and change. */
+export interface SessionState {
+  readonly id: number;
+  protocol: RespProtocol;
+  authenticated: boolean;
+  name: Buffer | undefined;
 }
 
 /** What a command answered (or tracked) by the proxy may do with its client connection. */
