@@ -1,6 +1,6 @@
 import { AgentCounterChildren, getOrCreateCounter } from '@pullplane/telemetry';
 import type { Registry } from 'prom-client';
-import { commandLabel } from './redis-commands.js';
+import { commandLabel } from './commands/table.js';
 
 export interface ArgocdAgentRedisProxyMetrics {
   /** A command (or subscription stream) sent to `agent`; `failed`: the agent did not answer it. */

@@ -16,10 +16,11 @@ import type { AgentReply } from './agent-call.js';
 import { AgentPipelines } from './agent-pipeline.js';
 import { BufferShare } from './buffer-budget.js';
 import { gate } from './command-gate.js';
-import { type CommandRoute, routeCommand } from './command-routing.js';
+import { type CommandRoute, routeOf } from './command-routing.js';
+import type { CommandSession, SessionState } from './commands/spec.js';
+import { type Command, needsOwnConnection } from './commands/table.js';
 import { ReplyText } from './errors.js';
 import { InputGuard } from './input-guard.js';
-import * as local from './local-commands.js';
 import { PrincipalAccess } from './principal-access.js';
 import type { Expectation, PrincipalLink } from './principal-link.js';
 import type { SharedPrincipalLinks } from './principal-pool.js';
@@ -37,20 +38,17 @@ const HOLD = 8;
 const INPUT = 16;
 
 const STAR = 0x2a;
-/** Answered by the proxy itself. */
-const LOCAL = new Set(['hello', 'auth', 'ping', 'echo', 'info', 'quit', 'reset', 'subscribe', 'psubscribe']);
-for (const name of ['unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor', 'sync', 'psync'])
-  LOCAL.add(name);
 
 /** A command waiting for its turn: parsed, all its arguments (the name first), its bytes as received. */
 type Held = [RespCommand, Buffer[], Buffer | Buffer[]];
 
 /**
  * One client connection: decodes its commands, answers protocol-level ones itself, routes
- * the rest to the principal Redis or an agent, and writes every reply in request order.
+ * the rest to the principal Redis or an agent, and writes every reply in request order. What
+ * each command needs is a field of its entry in the command table (commands/).
  */
-export class ClientConnection {
-  readonly state: local.SessionState;
+export class ClientConnection implements CommandSession {
+  readonly state: SessionState;
   private db = 0;
   private readonly decoder: RespDecoder;
   private readonly input: InputGuard;
@@ -228,95 +226,72 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
+    const command = this.ctx.commands.get(name);
     const { authenticated, protocol } = this.state;
-    const refused = gate(cmd, { authenticated, protocol, subscriptions: this.pubsub.count }, this.ctx);
+    const refused = gate(
+      command,
+      cmd,
+      { authenticated, protocol, subscriptions: this.pubsub.count },
+      this.ctx,
+    );
     if (refused !== undefined) {
       // Inside MULTI a command the allow-list refuses fails the transaction, as any error while queueing does.
       if (refused.allowList) this.tx.fail();
       this.reply(refused.reply);
       return;
     }
-    if (this.principal.mustWait(name, args)) {
+    if (this.principal.mustWait(command, args)) {
       this.held = [];
       this.hold([cmd, all, raw]);
       this.pause(HOLD);
       return;
     }
-    if (!this.principal.usesOwnLink && this.principal.needsOwnLink(name, args)) this.principal.takeOwnLink();
-    if (this.tx.active && this.tx.handle(cmd, raw, this.txTargets)) return;
-    if (LOCAL.has(name)) this.ctx.metrics.routed.local.inc();
-    switch (name) {
-      case 'hello':
-        this.hello(args);
-        return;
-      case 'auth':
-        this.reply(local.auth(args, this.state, this.ctx.password));
-        this.authenticationChanged();
-        return;
-      case 'ping':
-        this.reply(local.ping(args, this.state.protocol, this.pubsub.count > 0));
-        return;
-      case 'echo':
-        this.reply(local.echo(args, this.state.protocol));
-        return;
-      case 'info':
-        this.reply(local.info(this.state.protocol));
-        return;
-      case 'quit':
-        this.reply(simpleString('OK'));
-        this.closing = true;
-        this.socket.pause();
-        return;
-      case 'reset':
-        this.reset();
-        return;
-      case 'select':
-        this.select(args, raw);
-        return;
-      case 'client': {
-        const outcome = local.client(args, this.state, this.state.protocol);
-        if ('forward' in outcome) {
-          this.forward(raw);
-          return;
-        }
-        this.reply(outcome.reply);
-        if (outcome.replay) this.principal.own?.internal(outcome.replay, 'CLIENT');
-        return;
-      }
-      case 'multi':
-        this.forward(raw);
-        this.tx.begin();
-        return;
-      case 'subscribe':
-      case 'psubscribe':
-        this.subscribe(name === 'subscribe' ? 'channel' : 'pattern', name, args);
-        return;
-      case 'unsubscribe':
-      case 'punsubscribe':
-        for (const f of this.pubsub.unsubscribe(
-          name === 'unsubscribe' ? 'channel' : 'pattern',
-          args,
-          this.state.protocol,
-        ))
-          this.reply(f);
-        return;
-      case 'ssubscribe':
-      case 'sunsubscribe':
-        this.reply(errorReply(ReplyText.notSupported('sharded pub/sub')));
-        return;
-      case 'monitor':
-      case 'sync':
-      case 'psync':
-        this.reply(errorReply(ReplyText.notSupported(name.toUpperCase())));
-        return;
-      default:
-        this.route(cmd, all, raw, routeCommand(name, args, this.ctx.keys));
-        return;
+    if (!this.principal.usesOwnLink && needsOwnConnection(command, args)) this.principal.takeOwnLink();
+    if (this.tx.active && this.tx.handle(cmd, command, raw, this.txTargets)) return;
+    if (command?.local !== undefined) {
+      this.ctx.metrics.routed.local.inc();
+      command.local(this, cmd, raw);
+    } else if (command?.relay !== undefined) {
+      command.relay(this, cmd, raw);
+    } else {
+      this.route(cmd, all, raw, command);
     }
   }
 
+  // ---- what local answers do (CommandSession) ----
+
+  get password(): string | undefined {
+    return this.ctx.password;
+  }
+
+  get subscriptions(): number {
+    return this.pubsub.count;
+  }
+
+  replay(args: ReadonlyArray<string | Buffer>, what: string): void {
+    this.principal.own?.internal(args, what);
+  }
+
+  selected(db: number): void {
+    this.db = db;
+  }
+
+  quit(): void {
+    this.reply(simpleString('OK'));
+    this.closing = true;
+    this.socket.pause();
+  }
+
+  beginTransaction(): void {
+    this.tx.begin();
+  }
+
+  unsubscribe(kind: PubSubKind, names: Buffer[]): void {
+    for (const frame of this.pubsub.unsubscribe(kind, names, this.state.protocol)) this.reply(frame);
+  }
+
   /** Limits follow authentication: tight until AUTH succeeds, and again after RESET. */
-  private authenticationChanged(): void {
+  authenticationChanged(): void {
     // Only a change counts: a failed AUTH must not restart the clock.
     if (this.limitsFor === this.state.authenticated) return;
     this.limitsFor = this.state.authenticated;
@@ -338,7 +313,8 @@ export class ClientConnection {
     this.flush();
   }
 
-  private route(cmd: RespCommand, all: Buffer[], raw: Buffer | Buffer[], route: CommandRoute): void {
+  private route(cmd: RespCommand, all: Buffer[], raw: Buffer | Buffer[], command: Command | undefined): void {
+    const route: CommandRoute = routeOf(command, cmd.name, cmd.args, this.ctx.keys);
     const m = this.ctx.metrics.routed;
     switch (route.kind) {
       case 'principal':
@@ -371,7 +347,7 @@ export class ClientConnection {
   // ---- destinations ----
 
   /** Sends the command as received; its reply goes to the client as received. */
-  private forward(raw: Buffer | Buffer[], observe?: (value: RespValue) => void): void {
+  forward(raw: Buffer | Buffer[], observe?: (value: RespValue) => void): void {
     const link = this.principal.link(this.state.protocol);
     if (typeof link === 'string') {
       this.reply(errorReply(link));
@@ -425,32 +401,9 @@ export class ClientConnection {
     this.checkInput();
   }
 
-  // ---- local commands ----
+  // ---- connection state ----
 
-  private hello(args: Buffer[]): void {
-    const outcome = local.hello(args, this.state, this.ctx.password);
-    this.reply(outcome.reply);
-    this.authenticationChanged();
-    const own = this.principal.own;
-    if (outcome.protocolChanged !== undefined)
-      own?.internal(['HELLO', String(outcome.protocolChanged)], 'HELLO');
-    if (outcome.nameChanged && this.state.name)
-      own?.internal([Buffer.from('CLIENT'), Buffer.from('SETNAME'), this.state.name], 'CLIENT SETNAME');
-  }
-
-  private select(args: Buffer[], raw: Buffer | Buffer[]): void {
-    const arg = args[0]?.toString('latin1');
-    if (args.length !== 1 || arg === undefined) {
-      this.reply(errorReply(ReplyText.arity('select')));
-      return;
-    }
-    const n = /^\d{1,9}$/.test(arg) ? Number(arg) : undefined;
-    this.forward(raw, (value) => {
-      if (value.type !== 'error' && n !== undefined) this.db = n;
-    });
-  }
-
-  private reset(): void {
+  reset(): void {
     this.pubsub.clear();
     this.tx.abandon();
     this.state.protocol = 2;
@@ -466,7 +419,7 @@ export class ClientConnection {
     this.reply(simpleString('RESET'));
   }
 
-  private subscribe(kind: PubSubKind, name: string, names: Buffer[]): void {
+  subscribe(kind: PubSubKind, name: string, names: Buffer[]): void {
     if (names.length === 0) {
       this.reply(errorReply(ReplyText.arity(name)));
       return;
@@ -511,7 +464,7 @@ export class ClientConnection {
 
   // ---- output and flow control ----
 
-  private reply(bytes: Buffer): void {
+  reply(bytes: Buffer): void {
     this.queue.ready(bytes);
   }
 

@@ -1,34 +1,15 @@
-import { isMultiKey, keySpec, someKey } from './command-keys.js';
+import { type AgentRouting, ALL_ARGS, isMultiKey, type KeySpec, someKey } from './commands/spec.js';
+import { AGENT_COMMAND_NAMES, COMMANDS } from './commands/table.js';
 import { ReplyText } from './errors.js';
 import type { KeyRoute, KeyRouter } from './key-routing.js';
 
-/** How an agent-capable command is split when its keys live in several places. */
-type Merge = 'mget' | 'sum';
+type Merge = NonNullable<AgentRouting['merge']>;
 
-interface AgentCommand {
-  /** `first`: one key (or channel) at args[0]; `all`: every argument is a key. */
-  keys: 'first' | 'all';
-  merge?: Merge;
+/** What routing needs of a command: where its keys are, and whether agents serve it. */
+export interface RoutedCommand {
+  readonly keys: KeySpec;
+  readonly agent?: AgentRouting | undefined;
 }
-
-/** The commands served for agent keys: what Argo CD uses, plus the obvious housekeeping. */
-const AGENT_COMMANDS = new Map<string, AgentCommand>([
-  ['get', { keys: 'first' }],
-  ['set', { keys: 'first' }],
-  ['setex', { keys: 'first' }],
-  ['psetex', { keys: 'first' }],
-  ['expire', { keys: 'first' }],
-  ['pexpire', { keys: 'first' }],
-  ['ttl', { keys: 'first' }],
-  ['pttl', { keys: 'first' }],
-  ['publish', { keys: 'first' }],
-  ['del', { keys: 'all', merge: 'sum' }],
-  ['unlink', { keys: 'all', merge: 'sum' }],
-  ['exists', { keys: 'all', merge: 'sum' }],
-  ['mget', { keys: 'all', merge: 'mget' }],
-]);
-/** The names of the commands served for agent keys (lower case). */
-export const AGENT_COMMAND_NAMES: readonly string[] = [...AGENT_COMMANDS.keys()];
 
 /** One destination's share of a split command: `agent` undefined means the principal. */
 export interface SplitPart {
@@ -57,13 +38,23 @@ function single(route: KeyRoute): CommandRoute {
  * which would answer from the wrong data.
  */
 export function routeCommand(name: string, args: readonly Buffer[], keys: KeyRouter): CommandRoute {
-  const agentCommand = AGENT_COMMANDS.get(name);
-  if (agentCommand !== undefined && args.length > 0) {
-    if (agentCommand.keys === 'first') return single(keys.route(args[0]!));
-    return routeAllKeys(args, keys, agentCommand.merge!);
+  return routeOf(COMMANDS.get(name), name, args, keys);
+}
+
+/** routeCommand for a command already looked up (undefined: a name the table does not know). */
+export function routeOf(
+  command: RoutedCommand | undefined,
+  name: string,
+  args: readonly Buffer[],
+  keys: KeyRouter,
+): CommandRoute {
+  const agent = command?.agent;
+  if (agent !== undefined && args.length > 0) {
+    if (agent.keys === 'first') return single(keys.route(args[0]!));
+    return routeAllKeys(args, keys, agent.merge!);
   }
   let found: KeyRoute | undefined;
-  const spec = keySpec(name);
+  const spec = command?.keys ?? ALL_ARGS;
   someKey(spec, args, (i) => {
     const r = keys.route(args[i]!);
     if (r.kind === 'principal') return false;
@@ -74,13 +65,10 @@ export function routeCommand(name: string, args: readonly Buffer[], keys: KeyRou
   if (found.kind === 'invalid') return { kind: 'refused', message: ReplyText.invalidAgentKey(found.reason) };
   return {
     kind: 'refused',
-    message: isMultiKey(spec) ? ReplyText.spansAgentKey(name) : ReplyText.unsupportedForAgentKey(name),
+    message: isMultiKey(spec)
+      ? ReplyText.spansAgentKey(name, AGENT_COMMAND_NAMES)
+      : ReplyText.unsupportedForAgentKey(name),
   };
-}
-
-/** True when any key argument of the command routes to an agent (or is refused). */
-export function touchesAgentKey(name: string, args: readonly Buffer[], keys: KeyRouter): boolean {
-  return routeCommand(name, args, keys).kind !== 'principal';
 }
 
 function routeAllKeys(args: readonly Buffer[], keys: KeyRouter, merge: Merge): CommandRoute {

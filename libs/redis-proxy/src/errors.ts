@@ -34,8 +34,8 @@ export const ReplyText = {
   badAgentReply: (agent: string) => `ERR agent ${agent} sent a malformed reply`,
   replyTooLarge: (agent: string, max: number) => `ERR agent ${agent} reply exceeds ${max} bytes`,
   unsupportedForAgentKey: (name: string) => `ERR unsupported command for agent key: '${name}'`,
-  spansAgentKey: (name: string) =>
-    `ERR '${name}' cannot be used with agent keys: agent keys are served one command at a time (GET, SET, SETEX, PSETEX, DEL, UNLINK, EXISTS, EXPIRE, PEXPIRE, TTL, PTTL, MGET, PUBLISH)`,
+  spansAgentKey: (name: string, served: readonly string[]) =>
+    `ERR '${name}' cannot be used with agent keys: agent keys are served one command at a time (${served.join(', ')})`,
   agentKeyInMulti: (name: string) =>
     `ERR '${name}' on an agent key cannot be queued in MULTI: transactions run on the principal Redis only`,
   invalidAgentKey: (reason: string) => `ERR invalid agent key: ${reason}`,

@@ -2,9 +2,9 @@ export { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from '
 export { AgentPipeline, type AgentPipelineOptions, AgentPipelines } from './agent-pipeline.js';
 export { AgentSubscriptions, type AgentSubscriptionsOptions } from './agent-subscriptions.js';
 export { BufferBudget } from './buffer-budget.js';
-export { isMultiKey, type KeySpec, keySpec, someKey } from './command-keys.js';
-export { CommandPolicy, DEFAULT_ALLOWED_COMMANDS, validateAllowedCommands } from './command-policy.js';
 export { type CommandRoute, routeCommand, type SplitPart } from './command-routing.js';
+export type { AgentRouting, CommandSpec, KeySpec, Policy } from './commands/spec.js';
+export { COMMANDS, DEFAULT_ALLOWED_COMMANDS, validateAllowedCommands } from './commands/table.js';
 export { RedisProxyError, RedisProxyErrorCode, RedisProxyErrors, ReplyText } from './errors.js';
 export { DEFAULT_AGENT_KEY_PREFIXES, type KeyRoute, KeyRouter, validateKeyPrefixes } from './key-routing.js';
 export { REPORTED_REDIS_VERSION } from './local-commands.js';

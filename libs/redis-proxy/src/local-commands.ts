@@ -9,23 +9,16 @@ import {
   resp,
   simpleString,
 } from '@pullplane/resp';
+import type { CommandSession, LocalAnswer, SessionState } from './commands/spec.js';
 import { ReplyText } from './errors.js';
 
 /** What the proxy reports as its Redis version in HELLO (go-redis and redis-cli only log it). */
 export const REPORTED_REDIS_VERSION = '7.0.0';
 
-/** The connection state local commands read and change. */
-export interface SessionState {
-  readonly id: number;
-  protocol: RespProtocol;
-  authenticated: boolean;
-  name: Buffer | undefined;
-}
-
 const digest = (b: Buffer | string) => createHash('sha256').update(b).digest();
 
 /** Constant-time password check (the default user only, as with `requirepass`). */
-export function checkPassword(
+function checkPassword(
   configured: string | undefined,
   user: Buffer | undefined,
   given: Buffer,
@@ -35,7 +28,7 @@ export function checkPassword(
   return timingSafeEqual(digest(configured), digest(given)) ? 'ok' : 'wrong';
 }
 
-export function auth(args: Buffer[], state: SessionState, password: string | undefined): Buffer {
+function authReply(args: Buffer[], state: SessionState, password: string | undefined): Buffer {
   if (args.length !== 1 && args.length !== 2) return errorReply(ReplyText.syntax);
   const result = checkPassword(password, args.length === 2 ? args[0] : undefined, args[args.length - 1]!);
   if (result === 'unset') return errorReply(ReplyText.noPasswordConfigured);
@@ -45,12 +38,12 @@ export function auth(args: Buffer[], state: SessionState, password: string | und
 }
 
 /** Redis' rule for client names: printable ASCII, no spaces. */
-export function validClientName(name: Buffer): boolean {
+function validClientName(name: Buffer): boolean {
   for (const c of name) if (c < 0x21 || c > 0x7e) return false;
   return true;
 }
 
-export interface HelloOutcome {
+interface HelloOutcome {
   reply: Buffer;
   /** Set when the protocol changed: the principal connection must follow. */
   protocolChanged?: RespProtocol;
@@ -59,7 +52,7 @@ export interface HelloOutcome {
 }
 
 /** `HELLO [protover [AUTH user pass] [SETNAME name]]`, answered the way Redis does. */
-export function hello(args: Buffer[], state: SessionState, password: string | undefined): HelloOutcome {
+function helloOutcome(args: Buffer[], state: SessionState, password: string | undefined): HelloOutcome {
   let protocol = state.protocol;
   let authArgs: [Buffer, Buffer] | undefined;
   let name: Buffer | undefined;
@@ -110,20 +103,40 @@ export function hello(args: Buffer[], state: SessionState, password: string | un
   return outcome;
 }
 
+/** `AUTH [user] password`, against `--redis-password` as Redis checks `requirepass`. */
+export const auth: LocalAnswer = (s, { args }) => {
+  s.reply(authReply(args, s.state, s.password));
+  s.authenticationChanged();
+};
+
+/** HELLO, answered here; a change of protocol or name is replayed on the client's own principal connection. */
+export const hello: LocalAnswer = (s, { args }) => {
+  const outcome = helloOutcome(args, s.state, s.password);
+  s.reply(outcome.reply);
+  s.authenticationChanged();
+  if (outcome.protocolChanged !== undefined) s.replay(['HELLO', String(outcome.protocolChanged)], 'HELLO');
+  if (outcome.nameChanged && s.state.name)
+    s.replay([Buffer.from('CLIENT'), Buffer.from('SETNAME'), s.state.name], 'CLIENT SETNAME');
+};
+
 /** PING: PONG, the argument back, or in RESP2 subscriber mode the ["pong", arg] array. */
-export function ping(args: Buffer[], protocol: RespProtocol, subscribed: boolean): Buffer {
-  if (args.length > 1) return errorReply(ReplyText.arity('ping'));
-  if (subscribed && protocol === 2)
-    return encode(resp.array([resp.bulk('pong'), resp.bulk(args[0] ?? Buffer.alloc(0))]), { protocol });
-  return args.length === 0 ? simpleString('PONG') : bulkReply(args[0]!, protocol);
-}
+export const ping: LocalAnswer = (s, { args }) => {
+  const { protocol } = s.state;
+  if (args.length > 1) s.reply(errorReply(ReplyText.arity('ping')));
+  else if (s.subscriptions > 0 && protocol === 2)
+    s.reply(encode(resp.array([resp.bulk('pong'), resp.bulk(args[0] ?? Buffer.alloc(0))]), { protocol }));
+  else s.reply(args.length === 0 ? simpleString('PONG') : bulkReply(args[0]!, protocol));
+};
+
+export const echo: LocalAnswer = (s, { args }) =>
+  s.reply(args.length === 1 ? bulkReply(args[0]!, s.state.protocol) : errorReply(ReplyText.arity('echo')));
 
 /**
  * INFO, answered by the proxy: what clients check when they connect (ioredis waits for
  * `loading:0`, tools read the version and role) and nothing of the principal Redis, whose
  * configuration, clients and keyspace are not the business of its cache clients.
  */
-export function info(protocol: RespProtocol): Buffer {
+export const info: LocalAnswer = (s) => {
   const text = [
     '# Server',
     `redis_version:${REPORTED_REDIS_VERSION}`,
@@ -136,61 +149,88 @@ export function info(protocol: RespProtocol): Buffer {
     'role:master',
     '',
   ].join('\r\n');
-  return protocol === 3
-    ? encode(resp.verbatim('txt', text), { protocol })
-    : bulkReply(Buffer.from(text), protocol);
-}
+  const { protocol } = s.state;
+  s.reply(
+    protocol === 3
+      ? encode(resp.verbatim('txt', text), { protocol })
+      : bulkReply(Buffer.from(text), protocol),
+  );
+};
 
-export function echo(args: Buffer[], protocol: RespProtocol): Buffer {
-  return args.length === 1 ? bulkReply(args[0]!, protocol) : errorReply(ReplyText.arity('echo'));
-}
+export const quit: LocalAnswer = (s) => s.quit();
+export const reset: LocalAnswer = (s) => s.reset();
+export const subscribe: LocalAnswer = (s, { name, args }) =>
+  s.subscribe(name === 'subscribe' ? 'channel' : 'pattern', name, args);
+export const unsubscribe: LocalAnswer = (s, { name, args }) =>
+  s.unsubscribe(name === 'unsubscribe' ? 'channel' : 'pattern', args);
 
-export type ClientOutcome =
-  /** Answered here; `replay` is also sent to the principal (its reply dropped) to keep it informed. */
-  | { reply: Buffer; replay?: Buffer[] }
-  /** Not ours: the principal Redis answers. */
-  | { forward: true };
+/** A command the proxy cannot serve, answered with what it is (`MONITOR`, `sharded pub/sub`). */
+export const notSupported =
+  (what?: string): LocalAnswer =>
+  (s, { name }) =>
+    s.reply(errorReply(ReplyText.notSupported(what ?? name.toUpperCase())));
 
-/** CLIENT subcommands that carry connection state the proxy owns; the rest go to the principal. */
-export function client(args: Buffer[], state: SessionState, protocol: RespProtocol): ClientOutcome {
-  const sub = args[0]?.toString('latin1').toLowerCase();
-  switch (sub) {
-    case 'id':
-      return { reply: args.length === 1 ? integerReply(state.id) : errorReply(ReplyText.arity('client|id')) };
-    case 'getname':
-      if (args.length !== 1) return { reply: errorReply(ReplyText.arity('client|getname')) };
-      return { reply: state.name ? bulkReply(state.name, protocol) : nullBulk(protocol) };
-    case 'setname': {
-      if (args.length !== 2) return { reply: errorReply(ReplyText.arity('client|setname')) };
-      const name = args[1]!;
-      if (!validClientName(name)) return { reply: errorReply(ReplyText.badClientName) };
-      state.name = name.length === 0 ? undefined : name;
-      return { reply: simpleString('OK'), replay: [Buffer.from('CLIENT'), Buffer.from('SETNAME'), name] };
-    }
-    case 'setinfo': {
-      if (args.length !== 3) return { reply: errorReply(ReplyText.arity('client|setinfo')) };
-      const attr = args[1]!.toString('latin1').toLowerCase();
-      if (attr !== 'lib-name' && attr !== 'lib-ver')
-        return { reply: errorReply(`ERR Unrecognized option '${args[1]!.toString('latin1')}'`) };
-      if (!validClientName(args[2]!))
-        return { reply: errorReply(`ERR ${attr} cannot contain spaces, newlines or special characters.`) };
-      return {
-        reply: simpleString('OK'),
-        replay: [Buffer.from('CLIENT'), Buffer.from('SETINFO'), args[1]!, args[2]!],
-      };
-    }
-    // go-redis asks for Redis Enterprise's maintenance notifications on every RESP3 connection;
-    // answered as Redis 7 answers it, so the client turns the feature off and carries on.
-    case 'maint_notifications':
-      return {
-        reply: errorReply(`ERR unknown subcommand '${args[0]!.toString('latin1')}'. Try CLIENT HELP.`),
-      };
-    // Each changes how many replies follow a command, which the reply order depends on.
-    case 'reply':
-    case 'tracking':
-    case 'caching':
-      return { reply: errorReply(ReplyText.notSupported(`CLIENT ${sub.toUpperCase()}`)) };
-    default:
-      return { forward: true };
+/** SELECT: relayed; the database the principal selected is replayed on a new own connection. */
+export const select: LocalAnswer = (s, { args }, raw) => {
+  const arg = args[0]?.toString('latin1');
+  if (args.length !== 1 || arg === undefined) {
+    s.reply(errorReply(ReplyText.arity('select')));
+    return;
   }
+  const n = /^\d{1,9}$/.test(arg) ? Number(arg) : undefined;
+  s.forward(raw, (value) => {
+    if (value.type !== 'error' && n !== undefined) s.selected(n);
+  });
+};
+
+/** MULTI: relayed, and the commands after it are queued (see Transaction). */
+export const multi: LocalAnswer = (s, _cmd, raw) => {
+  s.forward(raw);
+  s.beginTransaction();
+};
+
+// CLIENT subcommands that carry connection state the proxy owns (the rest reach the principal).
+
+export const clientId: LocalAnswer = (s, { args }) =>
+  s.reply(args.length === 1 ? integerReply(s.state.id) : errorReply(ReplyText.arity('client|id')));
+
+export const clientGetname: LocalAnswer = (s, { args }) => {
+  if (args.length !== 1) s.reply(errorReply(ReplyText.arity('client|getname')));
+  else s.reply(s.state.name ? bulkReply(s.state.name, s.state.protocol) : nullBulk(s.state.protocol));
+};
+
+export const clientSetname: LocalAnswer = (s, { args }) => {
+  const name = args[1];
+  if (args.length !== 2 || name === undefined) s.reply(errorReply(ReplyText.arity('client|setname')));
+  else if (!validClientName(name)) s.reply(errorReply(ReplyText.badClientName));
+  else setName(s, name);
+};
+
+function setName(s: CommandSession, name: Buffer): void {
+  s.state.name = name.length === 0 ? undefined : name;
+  s.reply(simpleString('OK'));
+  s.replay([Buffer.from('CLIENT'), Buffer.from('SETNAME'), name], 'CLIENT');
 }
+
+export const clientSetinfo: LocalAnswer = (s, { args }) => {
+  if (args.length !== 3) {
+    s.reply(errorReply(ReplyText.arity('client|setinfo')));
+    return;
+  }
+  const attr = args[1]!.toString('latin1').toLowerCase();
+  if (attr !== 'lib-name' && attr !== 'lib-ver')
+    s.reply(errorReply(`ERR Unrecognized option '${args[1]!.toString('latin1')}'`));
+  else if (!validClientName(args[2]!))
+    s.reply(errorReply(`ERR ${attr} cannot contain spaces, newlines or special characters.`));
+  else {
+    s.reply(simpleString('OK'));
+    s.replay([Buffer.from('CLIENT'), Buffer.from('SETINFO'), args[1]!, args[2]!], 'CLIENT');
+  }
+};
+
+/**
+ * go-redis asks for Redis Enterprise's maintenance notifications on every RESP3 connection;
+ * answered as Redis 7 answers it, so the client turns the feature off and carries on.
+ */
+export const clientMaintNotifications: LocalAnswer = (s, { args }) =>
+  s.reply(errorReply(`ERR unknown subcommand '${args[0]!.toString('latin1')}'. Try CLIENT HELP.`));

@@ -1,46 +1,10 @@
 import type { RespProtocol, RespValue } from '@pullplane/resp';
+import { type Command, needsOwnConnection } from './commands/table.js';
 import { ReplyText } from './errors.js';
 import { type ClientState, type Expectation, type LinkOwner, PrincipalLink } from './principal-link.js';
 import type { SharedPrincipalLinks } from './principal-pool.js';
 import type { ProxyContext } from './proxy-context.js';
 import type { ReplyQueue, Slot } from './reply-queue.js';
-
-/**
- * Commands that give a connection state on the principal Redis (database, transaction,
- * watched keys, client settings) or block it: from the first one on, the client connection
- * gets a principal connection of its own.
- */
-export const DEDICATED = new Set([
-  'select',
-  'multi',
-  'watch',
-  'client',
-  'readonly',
-  'readwrite',
-  'blpop',
-  'brpop',
-  'brpoplpush',
-  'blmove',
-  'blmpop',
-  'bzpopmin',
-  'bzpopmax',
-  'bzmpop',
-  'xread',
-  'xreadgroup',
-  'wait',
-  'waitaof',
-]);
-
-const LOCAL_CLIENT = new Set([
-  'id',
-  'getname',
-  'setname',
-  'setinfo',
-  'maint_notifications',
-  'reply',
-  'tracking',
-  'caching',
-]);
 
 export interface AccessHooks {
   state(): ClientState;
@@ -90,17 +54,10 @@ export class PrincipalAccess implements LinkOwner {
     if (--this.outstanding === 0) this.hooks.idle();
   }
 
-  /** Whether the command needs the client's own principal connection. */
-  needsOwnLink(name: string, args: readonly Buffer[]): boolean {
-    if (!DEDICATED.has(name)) return false;
-    // CLIENT ID/GETNAME/SETNAME/SETINFO are answered by the proxy; the rest reach the server.
-    return name !== 'client' || !LOCAL_CLIENT.has(args[0]?.toString('latin1').toLowerCase() ?? '');
-  }
-
   /** Whether the command must wait for what is owed before it may run (see the class comment). */
-  mustWait(name: string, args: readonly Buffer[]): boolean {
-    if (this.outstanding === 0 || this.ownLink) return false;
-    return name === 'hello' || name === 'reset' || this.needsOwnLink(name, args);
+  mustWait(command: Command | undefined, args: readonly Buffer[]): boolean {
+    if (this.outstanding === 0 || this.ownLink || command === undefined) return false;
+    return command.waitsForPrincipal || needsOwnConnection(command, args);
   }
 
   /** From now on, this client has its own principal connection. */

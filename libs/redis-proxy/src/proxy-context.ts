@@ -3,7 +3,7 @@ import type { RedisEndpoint } from '@pullplane/redis-common';
 import type { Logger } from 'pino';
 import type { AgentOpener } from './agent-call.js';
 import type { BufferBudget } from './buffer-budget.js';
-import type { CommandPolicy } from './command-policy.js';
+import type { CommandBook } from './commands/table.js';
 import type { KeyRouter } from './key-routing.js';
 import type { PubSubHubs } from './pubsub-session.js';
 
@@ -97,8 +97,8 @@ export interface ProxyContext {
   limits: ProxyLimits;
   /** Every connection's buffered bytes, against limits.maxBufferedBytes. */
   budget: BufferBudget;
-  /** Which commands may reach the principal Redis. */
-  policy: CommandPolicy;
+  /** The command table with this proxy's allow-list applied. */
+  commands: CommandBook;
   /** How long an agent may take to answer one command. */
   requestTimeoutMs: number;
   /** How long SUBSCRIBE waits for an agent to confirm before confirming anyway. */

@@ -13,7 +13,7 @@ import { AgentSubscriptions } from './agent-subscriptions.js';
 import { argocdAgentRedisProxyMetrics } from './argocd-agent-metrics.js';
 import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
-import { CommandPolicy } from './command-policy.js';
+import { CommandBook } from './commands/table.js';
 import { RedisProxyError, RedisProxyErrorCode } from './errors.js';
 import { DEFAULT_AGENT_KEY_PREFIXES, KeyRouter } from './key-routing.js';
 import { SharedPrincipalLinks } from './principal-pool.js';
@@ -151,7 +151,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     commandRefused: (command, reason) => refusedCommands.inc({ command, reason }),
     limitHit: (limit: LimitName) => limitRefusals.inc({ limit }),
   };
-  const policy = new CommandPolicy(opts.allowCommands);
+  const commands = new CommandBook(opts.allowCommands);
 
   // One subscriber connection to the principal and one stream per agent channel, shared by
   // every client of this replica.
@@ -186,7 +186,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     password: opts.password === '' ? undefined : opts.password,
     limits,
     budget,
-    policy,
+    commands,
     requestTimeoutMs: opts.requestTimeoutMs ?? 5_000,
     subscribeTimeoutMs: opts.subscribeTimeoutMs ?? 3_000,
     logger: log,
@@ -270,7 +270,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
           server.off('error', reject);
           port = (server.address() as AddressInfo).port;
           log.info(
-            { host: opts.host, port, tls: opts.tls !== undefined, allowed: policy.list },
+            { host: opts.host, port, tls: opts.tls !== undefined, allowed: commands.allowed },
             'redis proxy listening',
           );
           if (!isLoopback(opts.host) && ctx.password === undefined && opts.tls === undefined) {

@@ -1,5 +1,6 @@
 import { encodeCommand, errorReply, type RespCommand } from '@pullplane/resp';
-import { routeCommand } from './command-routing.js';
+import { routeOf } from './command-routing.js';
+import type { Command } from './commands/table.js';
 import { ReplyText } from './errors.js';
 import type { KeyRouter } from './key-routing.js';
 
@@ -38,7 +39,12 @@ export class Transaction {
   }
 
   /** Handles a command sent inside MULTI; false for those the connection handles as usual. */
-  handle(cmd: RespCommand, raw: Buffer | Buffer[], t: TransactionTargets): boolean {
+  handle(
+    cmd: RespCommand,
+    command: Command | undefined,
+    raw: Buffer | Buffer[],
+    t: TransactionTargets,
+  ): boolean {
     switch (cmd.name) {
       case 'exec':
         if (this.poisoned) t.replace(encodeCommand(['DISCARD']), errorReply(ReplyText.execAbort));
@@ -49,20 +55,14 @@ export class Transaction {
         t.forward(raw);
         this.abandon();
         return true;
-      case 'quit':
-      case 'reset':
-        return false;
-      // Answered by the proxy outside MULTI; inside, EXEC would take the principal's answer.
-      case 'info':
-      case 'subscribe':
-      case 'psubscribe':
-      case 'unsubscribe':
-      case 'punsubscribe':
-        this.poisoned = true;
-        t.reply(errorReply(ReplyText.notSupported(`${cmd.name.toUpperCase()} inside MULTI`)));
-        return true;
     }
-    const route = routeCommand(cmd.name, cmd.args, t.keys);
+    if (command?.inMulti === 'run') return false;
+    if (command?.inMulti === 'refuse') {
+      this.poisoned = true;
+      t.reply(errorReply(ReplyText.notSupported(`${cmd.name.toUpperCase()} inside MULTI`)));
+      return true;
+    }
+    const route = routeOf(command, cmd.name, cmd.args, t.keys);
     if (route.kind === 'principal') {
       t.forward(raw);
     } else {

@@ -155,6 +155,44 @@ describe('ioredis (RESP2) through the proxy', () => {
     expect(await c.ping()).toBe('PONG');
   });
 
+  it('inside MULTI: queues PING, refuses what the proxy answers itself (INFO, SUBSCRIBE), runs RESET at once', async () => {
+    const c = await RespClient.connect(s.proxy.port);
+    const replies = await c.pipeline([
+      ['CLIENT', 'SETNAME', 'before-reset'],
+      ['MULTI'],
+      ['SET', 'tx-local', 'a'],
+      ['PING'],
+      ['INFO'],
+      ['SUBSCRIBE', 'tx-channel'],
+      ['EXEC'],
+      ['GET', 'tx-local'],
+      ['MULTI'],
+      ['SET', 'tx-local', 'b'],
+      ['RESET'],
+      ['EXEC'],
+      ['GET', 'tx-local'],
+      ['CLIENT', 'GETNAME'],
+    ]);
+    expect(replies.map(plain)).toEqual([
+      'OK',
+      'OK',
+      'QUEUED',
+      'QUEUED',
+      { error: 'ERR INFO inside MULTI is not supported through the pullplane redis proxy' },
+      { error: 'ERR SUBSCRIBE inside MULTI is not supported through the pullplane redis proxy' },
+      { error: 'EXECABORT Transaction discarded because of previous errors.' },
+      null,
+      'OK',
+      'QUEUED',
+      'RESET',
+      { error: 'ERR EXEC without MULTI' },
+      null,
+      // RESET ran in the proxy too: the name it keeps is gone.
+      null,
+    ]);
+    c.close();
+  });
+
   it('answers "agent <name> is not connected" without waiting for the agent, and keeps the connection', async () => {
     const c = s.client();
     await expect(c.get('app|managed-resources|agent-z_app|1.gz')).rejects.toThrow(
@@ -233,6 +271,27 @@ describe('ioredis (RESP2) through the proxy', () => {
     sub.disconnect();
     await waitFor(() => s.proxy.subscriptions.agents === 0 && s.activeStreams('agent-b') === baseline);
   });
+  it('accepts in RESP2 subscriber mode only what Redis does there, and RESET leaves it', async () => {
+    const c = await RespClient.connect(s.proxy.port);
+    const replies = await c.pipeline([
+      ['SUBSCRIBE', 'resp2-sub'],
+      ['GET', 'resp2-sub-key'],
+      ['PING'],
+      ['RESET'],
+      ['GET', 'resp2-sub-key'],
+    ]);
+    expect(replies.map(plain)).toEqual([
+      ['subscribe', 'resp2-sub', 1],
+      {
+        error:
+          "ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+      },
+      ['pong', ''],
+      'RESET',
+      null,
+    ]);
+    c.close();
+  });
 });
 
 describe('RESP3 through the proxy', () => {
@@ -304,6 +363,39 @@ describe('shared and own principal connections', () => {
     expect(replies.map(plain)).toMatchObject(['OK', { proto: 3 }, '1', null]);
     expect(replies[3]).toEqual({ type: 'null' });
     c.close();
+  });
+
+  it('runs what follows HELLO only after what came before it has run on the principal', async () => {
+    // The protocol decides which shared principal connection a command takes: after HELLO 3 a
+    // read must not overtake, on the RESP3 connection, a write still parked on the RESP2 one.
+    // Writes are parked by CLIENT PAUSE WRITE on the principal; reads go on.
+    const c = await RespClient.connect(s.proxy.port);
+    const other = await RespClient.connect(s.proxy.port);
+    await s.principalClient.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+    try {
+      const replies = c.pipeline([
+        ['SET', 'proto-order', 'v'],
+        ['HELLO', '3'],
+        ['EXISTS', 'proto-order'],
+      ]);
+      await waitFor(async () => ((await s.principalClient.client('LIST')) as string).includes('flags=b'));
+      // Another client's read on the shared RESP3 connection: an EXISTS sent before it on
+      // that connection has run once this is answered.
+      expect(
+        (
+          await other.pipeline([
+            ['HELLO', '3'],
+            ['EXISTS', 'proto-order'],
+          ])
+        ).map(plain),
+      ).toMatchObject([{ proto: 3 }, 0]);
+      await s.principalClient.call('CLIENT', 'UNPAUSE');
+      expect((await replies).map(plain)).toMatchObject(['OK', { proto: 3 }, 1]);
+    } finally {
+      await s.principalClient.call('CLIENT', 'UNPAUSE');
+      c.close();
+      other.close();
+    }
   });
 
   it('lets one client block (BLPOP) without holding up the others', async () => {

@@ -1,0 +1,33 @@
+import { ALL_ARGS, type CommandSpec, FIRST_KEY } from './spec.js';
+
+/** Redis' hash commands: principal keys only, refused on agent keys. */
+export const HASH_COMMANDS: readonly CommandSpec[] = [
+  { name: 'hdel', keys: FIRST_KEY },
+  { name: 'hexists', keys: FIRST_KEY },
+  { name: 'hexpire', keys: ALL_ARGS },
+  { name: 'hexpireat', keys: ALL_ARGS },
+  { name: 'hexpiretime', keys: ALL_ARGS },
+  { name: 'hget', keys: FIRST_KEY },
+  { name: 'hgetall', keys: FIRST_KEY },
+  { name: 'hgetdel', keys: ALL_ARGS },
+  { name: 'hgetex', keys: ALL_ARGS },
+  { name: 'hincrby', keys: FIRST_KEY },
+  { name: 'hincrbyfloat', keys: FIRST_KEY },
+  { name: 'hkeys', keys: FIRST_KEY },
+  { name: 'hlen', keys: FIRST_KEY },
+  { name: 'hmget', keys: FIRST_KEY },
+  { name: 'hmset', keys: FIRST_KEY },
+  { name: 'hpersist', keys: ALL_ARGS },
+  { name: 'hpexpire', keys: ALL_ARGS },
+  { name: 'hpexpireat', keys: ALL_ARGS },
+  { name: 'hpexpiretime', keys: ALL_ARGS },
+  { name: 'hpttl', keys: ALL_ARGS },
+  { name: 'hrandfield', keys: FIRST_KEY },
+  { name: 'hscan', keys: FIRST_KEY },
+  { name: 'hset', keys: FIRST_KEY },
+  { name: 'hsetex', keys: ALL_ARGS },
+  { name: 'hsetnx', keys: FIRST_KEY },
+  { name: 'hstrlen', keys: FIRST_KEY },
+  { name: 'httl', keys: ALL_ARGS },
+  { name: 'hvals', keys: FIRST_KEY },
+];
