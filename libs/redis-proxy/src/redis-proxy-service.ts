@@ -7,7 +7,7 @@ import {
 } from '@pullplane/proxy-replica';
 import type { Service } from '@pullplane/service';
 import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
-import { validateAllowedCommands } from './command-policy.js';
+import { validateAllowedCommands } from './commands/table.js';
 import { validateKeyPrefixes } from './key-routing.js';
 import { createRedisProxy, type RedisProxy } from './redis-proxy.js';
 import {
