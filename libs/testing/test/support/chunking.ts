@@ -31,17 +31,20 @@ export function chunkings(input: Buffer, seeds: number[] = [1, 2, 3, 42]): Chunk
   const bytes: Buffer[] = [];
   for (let i = 0; i < input.length; i++) bytes.push(input.subarray(i, i + 1));
   out.push({ name: 'byte-by-byte', chunks: bytes });
-  for (const seed of seeds) {
-    const random = prng(seed);
-    const max = seed % 2 === 0 ? 7 : 700;
-    const chunks: Buffer[] = [];
-    for (let i = 0; i < input.length; ) {
-      const n = 1 + int(random, max);
-      // Copies: a parser must not depend on chunks sharing one backing buffer.
-      chunks.push(Buffer.from(input.subarray(i, i + n)));
-      i += n;
-    }
-    out.push({ name: `random-${seed}`, chunks });
-  }
+  for (const seed of seeds) out.push({ name: `random-${seed}`, chunks: randomChunks(input, seed) });
   return out;
+}
+
+/** One seeded random splitting: pieces of 1–7 bytes for even seeds, 1–700 for odd ones. */
+export function randomChunks(input: Buffer, seed: number): Buffer[] {
+  const random = prng(seed);
+  const max = seed % 2 === 0 ? 7 : 700;
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < input.length; ) {
+    const n = 1 + int(random, max);
+    // Copies: a parser must not depend on chunks sharing one backing buffer.
+    chunks.push(Buffer.from(input.subarray(i, i + n)));
+    i += n;
+  }
+  return chunks;
 }

@@ -174,8 +174,10 @@ function tokenize(text: string): Token[] {
       }
     } else if (c === '$') {
       variable(false);
-    } else if (c === '`' || c === '(' || c === ')') {
-      throw new ShellSyntaxError(`"${c}" is not supported`);
+    } else if (c === '`') {
+      throw new ShellSyntaxError('command substitution is not supported');
+    } else if (c === '(' || c === ')') {
+      throw new ShellSyntaxError(`subshells ("${c}") are not supported`);
     } else {
       lit(c, false);
       i++;

@@ -126,18 +126,18 @@ async function create(io: ProcessIo, base: string, opts: TarOptions): Promise<nu
     }
   };
   for (const operand of opts.operands) {
+    let member = operand.replace(/\/+$/, '') || '/';
+    if (member.startsWith('/')) {
+      if (!warnedSlash) await tarError(io, "Removing leading `/' from member names");
+      warnedSlash = true;
+      member = member.replace(/^\/+/, '');
+    }
     const abs = resolvePath(base, operand);
     const node = io.fs.lstat(abs);
     if (!node) {
       await tarError(io, `${operand}: Cannot stat: No such file or directory`);
       failed = true;
       continue;
-    }
-    let member = operand.replace(/\/+$/, '') || '/';
-    if (member.startsWith('/')) {
-      if (!warnedSlash) await tarError(io, "Removing leading `/' from member names");
-      warnedSlash = true;
-      member = member.replace(/^\/+/, '');
     }
     member =
       member
