@@ -33,7 +33,7 @@ describe('fake sh: parsing', () => {
     ['if true; then echo; fi', /control flow/],
     ['echo hi |', /unexpected end of input/],
     ['echo >', /missing file name after >/],
-    ['echo ${1x}', /bad substitution/],
+    [`echo \${1x}`, /bad substitution/],
   ])('refuses %s', (script, message) => {
     expect(() => parseScript(script)).toThrow(ShellSyntaxError);
     expect(() => parseScript(script)).toThrow(message);
