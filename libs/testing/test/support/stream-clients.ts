@@ -120,9 +120,10 @@ export function openChannels(
   path: string,
   protocols: string[],
   headers: Record<string, string> = {},
+  ca?: string,
 ): Promise<ChannelClient | UpgradeRefusal> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(wsUrl(server, path), protocols, { headers });
+    const ws = new WebSocket(wsUrl(server, path), protocols, { headers, ...(ca ? { ca } : {}) });
     ws.once('open', () => resolve(new ChannelClient(ws, ws.protocol.includes('base64'))));
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
@@ -135,8 +136,14 @@ export function openChannels(
   });
 }
 
-export async function channels(server: FakeKubeApiServer, path: string, protocols: string[], headers = {}) {
-  const c = await openChannels(server, path, protocols, headers);
+export async function channels(
+  server: FakeKubeApiServer,
+  path: string,
+  protocols: string[],
+  headers: Record<string, string> = {},
+  ca?: string,
+) {
+  const c = await openChannels(server, path, protocols, headers, ca);
   if (!(c instanceof ChannelClient)) throw new Error(`upgrade refused: ${c.status} ${c.body}`);
   return c;
 }
