@@ -12,7 +12,13 @@ export interface StreamSession {
   readonly command?: readonly string[] | undefined;
   /** The user the request acted as (after impersonation). */
   readonly user: string;
-  /** `v5.channel.k8s.io`, `SPDY/3.1+v4.channel.k8s.io`, `SPDY/3.1+portforward.k8s.io` over WebSocket… */
+  /** How the client connected. */
+  readonly transport: 'websocket' | 'spdy';
+  /**
+   * The negotiated subprotocol: the WebSocket one (`v5.channel.k8s.io`, `SPDY/3.1+portforward.k8s.io`
+   * for port-forward tunnelled in WebSocket, `` when the client asked for none) or SPDY's
+   * X-Stream-Protocol-Version (`v4.channel.k8s.io`, `portforward.k8s.io`).
+   */
   readonly protocol: string;
   readonly tty: boolean;
   /** Terminal sizes received on the resize channel, in order. */

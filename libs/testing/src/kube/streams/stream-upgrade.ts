@@ -41,11 +41,10 @@ export interface StreamContext {
 const CONNECT_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const TUNNEL_PREFIX = 'SPDY/3.1+';
 const chosenProtocol = new WeakMap<IncomingMessage, string>();
-const wss = new WebSocketServer({
-  noServer: true,
-  maxPayload: 16 * 1024 * 1024,
-  perMessageDeflate: false,
-  handleProtocols: (_protocols, req) => chosenProtocol.get(req) ?? false,
+const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024, perMessageDeflate: false });
+wss.on('headers', (headers: string[], req: IncomingMessage) => {
+  const protocol = chosenProtocol.get(req);
+  if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
 });
 
 /** A refusal the kubelet answers with plain text (the API server passes it through). */
@@ -81,9 +80,42 @@ function createNeededForWebSocket(gitVersion: string): boolean {
   return m !== null && (Number(m[1]) > 1 || Number(m[2]) >= 35);
 }
 
-function accept(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string): Promise<WebSocket> {
+/**
+ * Completes the WebSocket handshake with an already chosen subprotocol ('' for none); resolves with
+ * the socket, or undefined when the handshake failed (ws answered it). ws checks subprotocols as
+ * RFC 7230 tokens, which `SPDY/3.1+portforward.k8s.io` is not (Go's servers take it), so ws does
+ * not see the client's list; the answer header is added as ws writes the 101.
+ */
+function accept(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  protocol: string,
+): Promise<WebSocket | undefined> {
+  delete req.headers['sec-websocket-protocol'];
   if (protocol !== '') chosenProtocol.set(req, protocol);
-  return new Promise((resolve) => wss.handleUpgrade(req, socket, head, resolve));
+  return new Promise((resolve) => {
+    const failed = () => resolve(undefined);
+    socket.once('close', failed);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      socket.off('close', failed);
+      resolve(ws);
+    });
+  });
+}
+
+/** Upgrades, then serves in the background; resolves with the status the handshake gave. */
+async function upgradeWebSocket(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  protocol: string,
+  serve: (ws: WebSocket) => Promise<void>,
+): Promise<number> {
+  const ws = await accept(req, socket, head, protocol);
+  if (!ws) return 400;
+  void serve(ws);
+  return 101;
 }
 
 /**
@@ -136,7 +168,7 @@ function upgradeSpdy(
  * server's order: RBAC, method, the pod, the container and node; then the kubelet's.
  * Returns the HTTP status given (101 when upgraded); throws StatusError for API server refusals.
  */
-export function handleStreamUpgrade(
+export async function handleStreamUpgrade(
   ctx: StreamContext,
   req: IncomingMessage,
   socket: Duplex,
@@ -144,7 +176,7 @@ export function handleStreamUpgrade(
   route: ResourceRoute,
   params: URLSearchParams,
   user: string,
-): number {
+): Promise<number> {
   const { type, name, subresource } = route;
   const namespace = route.namespace ?? '';
   if (
@@ -188,9 +220,10 @@ export function handleStreamUpgrade(
           : `container ${container.name} not found in pod ${name}_${namespace}`,
     };
   }
-  const start = (protocol: string) =>
+  const start = (transport: 'websocket' | 'spdy', protocol: string) =>
     ctx.sessions.start({
       kind: subresource as 'exec' | 'attach',
+      transport,
       namespace,
       pod: name,
       container: container.name,
@@ -212,8 +245,8 @@ export function handleStreamUpgrade(
     const offered = csv(req.headers['sec-websocket-protocol']);
     if (offered.includes('v5.channel.k8s.io')) {
       // The API server's translator: WebSocket to the client, SPDY to the kubelet.
-      void accept(req, socket, head, 'v5.channel.k8s.io').then(async (ws) => {
-        const session = start('v5.channel.k8s.io');
+      return upgradeWebSocket(req, socket, head, 'v5.channel.k8s.io', async (ws) => {
+        const session = start('websocket', 'v5.channel.k8s.io');
         const unregister = ctx.sessions.onClose(() => ws.terminate());
         if (refusal) {
           session.error = `unable to upgrade connection: ${refusal.text}`;
@@ -227,7 +260,6 @@ export function handleStreamUpgrade(
         }
         unregister();
       });
-      return 101;
     }
     if (refusal) {
       writeTextResponse(socket, refusal.code, refusal.text);
@@ -238,8 +270,8 @@ export function handleStreamUpgrade(
       writeRawResponse(socket, 403, {}, '');
       return 403;
     }
-    void accept(req, socket, head, protocol).then(async (ws) => {
-      const session = start(protocol);
+    return upgradeWebSocket(req, socket, head, protocol, async (ws) => {
+      const session = start('websocket', protocol);
       const unregister = ctx.sessions.onClose(() => ws.terminate());
       done(
         session,
@@ -247,7 +279,6 @@ export function handleStreamUpgrade(
       );
       unregister();
     });
-    return 101;
   }
 
   if (refusal) {
@@ -258,7 +289,7 @@ export function handleStreamUpgrade(
   if (typeof protocol === 'number') return protocol;
   const spdy = upgradeSpdy(req, socket, head, protocol);
   if (!spdy) return 400;
-  const session = start(`SPDY/3.1+${protocol}`);
+  const session = start('spdy', protocol);
   const unregister = ctx.sessions.onClose(() => spdy.destroy());
   void serveCommandOverSpdy(spdy, protocol, opts, ctx.streamCreationTimeoutMs, run(session)).then(
     (outcome) => {
@@ -283,7 +314,7 @@ function parsePorts(params: URLSearchParams): number[] {
   return ports;
 }
 
-function portForward(
+async function portForward(
   ctx: StreamContext,
   req: IncomingMessage,
   socket: Duplex,
@@ -291,12 +322,13 @@ function portForward(
   pod: KubeObject,
   params: URLSearchParams,
   user: string,
-): number {
+): Promise<number> {
   requireNode(pod);
   const ports = parsePorts(params);
-  const start = (protocol: string, requested: number[] = []) =>
+  const start = (transport: 'websocket' | 'spdy', protocol: string, requested: number[] = []) =>
     ctx.sessions.start({
       kind: 'portforward',
+      transport,
       namespace: pod.metadata.namespace ?? '',
       pod: pod.metadata.name ?? '',
       user,
@@ -319,15 +351,14 @@ function portForward(
         return 403;
       }
       const protocol = `${TUNNEL_PREFIX}${PORT_FORWARD_PROTOCOL}`;
-      void accept(req, socket, head, protocol).then(async (ws) => {
-        const session = start(protocol);
+      return upgradeWebSocket(req, socket, head, protocol, async (ws) => {
+        const session = start('websocket', protocol);
         const spdy = new SpdySession(createWebSocketStream(ws), { role: 'server' });
         const unregister = ctx.sessions.onClose(() => ws.terminate());
         await servePortForwardSpdy(spdy, pod, ctx.forwarder, session, ctx.streamCreationTimeoutMs);
         ctx.sessions.end(session);
         unregister();
       });
-      return 101;
     }
     if (ports.length === 0) {
       writeTextResponse(socket, 400, 'query parameter "port" is required');
@@ -338,20 +369,19 @@ function portForward(
       writeRawResponse(socket, 403, {}, '');
       return 403;
     }
-    void accept(req, socket, head, protocol).then(async (ws) => {
-      const session = start(protocol || 'channel.k8s.io', ports);
+    return upgradeWebSocket(req, socket, head, protocol, async (ws) => {
+      const session = start('websocket', protocol, ports);
       const unregister = ctx.sessions.onClose(() => ws.terminate());
       await servePortForwardWebSocket(ws, protocol, ports, pod, ctx.forwarder, session);
       ctx.sessions.end(session);
       unregister();
     });
-    return 101;
   }
   const protocol = negotiateSpdy(req, socket, [PORT_FORWARD_PROTOCOL]);
   if (typeof protocol === 'number') return protocol;
   const spdy = upgradeSpdy(req, socket, head, protocol);
   if (!spdy) return 400;
-  const session = start(`SPDY/3.1+${protocol}`);
+  const session = start('spdy', protocol);
   const unregister = ctx.sessions.onClose(() => spdy.destroy());
   void servePortForwardSpdy(spdy, pod, ctx.forwarder, session, ctx.streamCreationTimeoutMs).then(() => {
     ctx.sessions.end(session);

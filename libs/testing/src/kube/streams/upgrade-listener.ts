@@ -72,7 +72,15 @@ async function serveUpgrade(deps: UpgradeListenerDeps, req: IncomingMessage, soc
     }
     const route = resolveRoute(deps.registry, url.pathname);
     if (route.kind !== 'resource') throw errors.notFoundPath();
-    entry.status = handleStreamUpgrade(deps.streams, req, socket, head, route, url.searchParams, admitted);
+    entry.status = await handleStreamUpgrade(
+      deps.streams,
+      req,
+      socket,
+      head,
+      route,
+      url.searchParams,
+      admitted,
+    );
   } catch (err) {
     if (err instanceof PlainTextError) {
       writeRawResponse(socket, err.code, { 'Content-Type': 'text/plain; charset=utf-8' }, err.message);
