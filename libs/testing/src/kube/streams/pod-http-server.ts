@@ -19,19 +19,22 @@ export interface PodHttpIdentity {
 function handle(id: PodHttpIdentity, req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://pod');
   const headers = { 'X-Pod-Name': id.pod, 'X-Pod-Namespace': id.namespace };
-  const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname);
-  if (req.method === 'GET' && url.pathname === '/') {
-    const body = `Hello from ${id.pod} in ${id.namespace} (port ${id.port})\n`;
-    res.writeHead(200, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' });
+  const text = (code: number, body: string) => {
+    res.writeHead(code, {
+      ...headers,
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+    });
     res.end(body);
-  } else if (req.method === 'GET' && url.pathname === '/healthz') {
-    res.writeHead(200, { ...headers, 'Content-Type': 'text/plain' });
-    res.end('ok\n');
-  } else if (req.method === 'GET' && bytes) {
+  };
+  const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname);
+  if (req.method === 'GET' && url.pathname === '/')
+    text(200, `Hello from ${id.pod} in ${id.namespace} (port ${id.port})\n`);
+  else if (req.method === 'GET' && url.pathname === '/healthz') text(200, 'ok\n');
+  else if (req.method === 'GET' && bytes) {
     const total = Number(bytes[1]);
     if (total > MAX_BYTES) {
-      res.writeHead(400, { ...headers, 'Content-Type': 'text/plain' });
-      res.end(`at most ${MAX_BYTES} bytes\n`);
+      text(400, `at most ${MAX_BYTES} bytes\n`);
       return;
     }
     res.writeHead(200, {
@@ -59,10 +62,7 @@ function handle(id: PodHttpIdentity, req: IncomingMessage, res: ServerResponse):
       'Content-Type': req.headers['content-type'] ?? 'application/octet-stream',
     });
     req.pipe(res);
-  } else {
-    res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' });
-    res.end('not found\n');
-  }
+  } else text(404, 'not found\n');
 }
 
 /**
