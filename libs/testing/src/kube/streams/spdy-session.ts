@@ -297,6 +297,9 @@ export class SpdyStream extends Duplex {
     super({ allowHalfOpen: true });
     // The peer's own streams may carry data before we reply; ours wait for the peer's SYN_REPLY.
     this.replied = fromPeer;
+    // A write after the peer went away fails; writers learn it from 'close' (see process-io's
+    // write()), and an unheard 'error' must not take the whole server down.
+    this.on('error', () => {});
   }
 
   /** Accepts a stream the peer opened (SYN_REPLY). */

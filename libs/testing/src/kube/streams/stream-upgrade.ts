@@ -41,7 +41,12 @@ export interface StreamContext {
 const CONNECT_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const TUNNEL_PREFIX = 'SPDY/3.1+';
 const chosenProtocol = new WeakMap<IncomingMessage, string>();
-const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024, perMessageDeflate: false });
+const wss = new WebSocketServer({
+  noServer: true,
+  clientTracking: false,
+  maxPayload: 16 * 1024 * 1024,
+  perMessageDeflate: false,
+});
 wss.on('headers', (headers: string[], req: IncomingMessage) => {
   const protocol = chosenProtocol.get(req);
   if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);

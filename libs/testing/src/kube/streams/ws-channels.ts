@@ -61,9 +61,12 @@ export class ChannelConnection {
 
   /** A writer for one channel; each write becomes one message. */
   output(channel: number): Writable {
-    return new Writable({
+    const out = new Writable({
       write: (chunk: Buffer, _enc, cb) => this.send(channel, chunk, cb),
     });
+    // Writing after the socket closed fails; writers see 'close', and nothing may crash the server.
+    out.on('error', () => {});
+    return out;
   }
 
   /** Sends one message on a channel (an empty payload is the "stream ready" signal). */
