@@ -30,7 +30,7 @@ export interface CommandChannels {
 const MAX_RESIZE_BUFFER = 64 * 1024;
 
 /** Reads the resize stream's concatenated JSON objects (Go's json.Decoder accepts them so). */
-async function readResizes(stream: Readable, onSize: (size: TerminalSize) => void): Promise<void> {
+export async function readResizes(stream: Readable, onSize: (size: TerminalSize) => void): Promise<void> {
   let text = '';
   try {
     for await (const chunk of stream) {
