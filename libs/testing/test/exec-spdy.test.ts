@@ -99,6 +99,17 @@ describe('exec over SPDY/3.1', () => {
     await session.closed;
   });
 
+  it('a missing pod is the API server’s 404 Status, before any handshake', async () => {
+    const r = await openSpdy(server, '/api/v1/namespaces/go/pods/ghost/exec?command=ls&stdout=1', [
+      'v4.channel.k8s.io',
+    ]);
+    expect(r).toMatchObject({ status: 404 });
+    expect(JSON.parse((r as { body: string }).body)).toMatchObject({
+      reason: 'NotFound',
+      message: 'pods "ghost" not found',
+    });
+  });
+
   it('handshake refusals: no protocol header is 400, no common protocol is 403 listing the server’s', async () => {
     expect(await openSpdy(server, `${EXEC}?command=true&stdout=1`, [])).toMatchObject({
       status: 400,

@@ -134,6 +134,43 @@ describe('exec over WebSocket v5 (what kubectl 1.30+ and a web terminal speak)',
   });
 });
 
+describe('API server refusals come before any upgrade, as Status objects', () => {
+  it('a missing pod is 404, a pod without the subresource path 404, a non-connect upgrade 400', async () => {
+    const missing = await openChannels(
+      server,
+      '/api/v1/namespaces/term/pods/ghost/exec?command=ls&stdout=1',
+      V5,
+    );
+    expect(missing).toMatchObject({ status: 404 });
+    expect(JSON.parse((missing as { body: string }).body)).toMatchObject({
+      kind: 'Status',
+      reason: 'NotFound',
+      message: 'pods "ghost" not found',
+      code: 404,
+    });
+    const badBool = await openChannels(server, exec('command=ls&stdout=yes'), V5);
+    expect(badBool).toMatchObject({ status: 400 });
+    expect(JSON.parse((badBool as { body: string }).body).message).toBe(
+      'strconv.ParseBool: parsing "yes": invalid syntax',
+    );
+  });
+
+  it('with credentials required, an anonymous upgrade is 401', async () => {
+    const guarded = await startFakeKubeApiServer({ token: 'secret' });
+    try {
+      guarded.store.put(runningPod('term', 'box'));
+      expect(await openChannels(guarded, exec('command=ls&stdout=1'), V5)).toMatchObject({ status: 401 });
+      const c = await channels(guarded, exec('command=echo&command=in&stdout=1'), V5, {
+        Authorization: 'Bearer secret',
+      });
+      await c.closed;
+      expect(c.text(1)).toBe('in\n');
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
 describe('exec over the kubelet’s older WebSocket protocols', () => {
   it('v4.channel.k8s.io: a JSON status worded by the kubelet; stdin cannot be half-closed', async () => {
     const c = await channels(
