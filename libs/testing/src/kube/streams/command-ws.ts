@@ -80,14 +80,21 @@ export async function finish(
   return outcome;
 }
 
-/** A refusal the translator reports after the WebSocket is up (the kubelet said no). */
-export async function refuseOverWebSocket(ws: WebSocket, message: string): Promise<void> {
+/**
+ * A refusal the translator reports after the WebSocket is up (the kubelet said no): the "ready"
+ * message first, as always, then an InternalError naming the kubelet's answer.
+ */
+export async function refuseOverWebSocket(
+  ws: WebSocket,
+  opts: CommandStreamOptions,
+  message: string,
+): Promise<void> {
   const conn = new ChannelConnection(ws, {
     base64: false,
     streamClose: true,
     channelCount: 5,
     readableChannels: [],
   });
-  conn.send(ERROR, Buffer.alloc(0));
+  conn.send(opts.stdout ? STDOUT : opts.stderr ? STDERR : ERROR, Buffer.alloc(0));
   await finish(conn, 'v5.channel.k8s.io', 'kubelet', { kind: 'error', message });
 }

@@ -23,7 +23,3 @@ export function findProgram(argv0: string): Program | undefined {
   const name = programName(argv0);
   return name === undefined ? undefined : PROGRAMS.get(name);
 }
-
-export function programNames(): string[] {
-  return [...PROGRAMS.keys()].sort();
-}

@@ -255,7 +255,7 @@ export async function handleStreamUpgrade(
         const unregister = ctx.sessions.onClose(() => ws.terminate());
         if (refusal) {
           session.error = `unable to upgrade connection: ${refusal.text}`;
-          await refuseOverWebSocket(ws, session.error);
+          await refuseOverWebSocket(ws, opts, session.error);
           ctx.sessions.end(session);
         } else {
           done(
