@@ -32,17 +32,22 @@ export {
   type KubectlResult,
   type KubectlStream,
   type KubeObject,
+  kubectlInvocation,
   type ObjectRef,
+  type PodPortTarget,
   type PolicyRule,
+  patternByte,
   type RequestLog,
   runKubectl,
   type SeedArgoDemoOptions,
   type SeededApp,
   type SeededArgoDemo,
   StatusError,
+  type StreamSession,
   seedArgoDemo,
   spawnKubectl,
   startFakeKubeApiServer,
+  type TerminalSize,
 } from './kube/index.js';
 export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
 export { builtAppMain } from './launchers/built-app.js';

@@ -7,6 +7,7 @@ import {
   startFakeKubeApiServer,
 } from '../src/index.js';
 import { TRACKING_ANNOTATION } from '../src/kube/index.js';
+import { channels } from './support/stream-clients.js';
 
 let server: FakeKubeApiServer;
 beforeAll(async () => {
@@ -64,5 +65,30 @@ describe('seedArgoDemo', () => {
     expect(app.pods.every((p) => server.store.get(p) === undefined)).toBe(true);
     expect(seen).toContain(`Pod/${app.pods[0]!.name}`);
     expect(server.store.get(demo.unmanaged[0]!)).toBeDefined();
+  });
+
+  it('seeds pods that exec, attach and port-forward work on (the embedded demo)', async () => {
+    const demo = seedArgoDemo(server.store, { namespace: 'live', apps: ['web'], replicas: 1 });
+    const pod = demo.apps[0]!.pods[0]!.name;
+    const base = `/api/v1/namespaces/live/pods/${pod}`;
+    const exec = await channels(server, `${base}/exec?command=hostname&stdout=true`, ['v5.channel.k8s.io']);
+    await exec.closed;
+    expect(exec.text(1)).toBe(`${pod}\n`);
+    const attach = await channels(server, `${base}/attach?stdin=true&stdout=true`, ['v5.channel.k8s.io']);
+    attach.send(0, 'ping\n');
+    await attach.waitFor(1, 'ping\n');
+    attach.ws.close();
+    const pf = await channels(server, `${base}/portforward?ports=8080`, ['v4.channel.k8s.io']);
+    pf.send(0, 'GET / HTTP/1.1\r\nHost: pod\r\nConnection: close\r\n\r\n');
+    await pf.closed;
+    expect(pf.text(0)).toContain(`Hello from ${pod} in live (port 8080)`);
+    const shell = await channels(
+      server,
+      '/api/v1/namespaces/live/pods/debug-shell/attach?stdin=1&stdout=1&tty=1',
+      ['v5.channel.k8s.io'],
+    );
+    shell.send(0, 'hi\r');
+    await shell.waitFor(1, 'hi\r\nhi\r\n');
+    shell.ws.close();
   });
 });

@@ -1,57 +1,32 @@
 import { writeFile } from 'node:fs/promises';
-import {
-  createServer as createHttpServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { addCustomResource, type CustomResourceOptions, createBuiltinRegistry } from './builtin-resources.js';
 import { createFakeKubeStore, type FakeKubeStore } from './fake-store.js';
-import { firstValues, sendStatus } from './http-io.js';
-import { hasImpersonation, impersonate, PlainTextError } from './impersonation.js';
+import { sendStatus } from './http-io.js';
+import { PlainTextError } from './impersonation.js';
 import { KubeApi } from './kube-api.js';
 import { buildKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
 import { routeNonResource } from './non-resource-routes.js';
 import { ObjectStore } from './object-store.js';
 import { PodLogs } from './pod-logs.js';
 import { AGENT_SERVICE_ACCOUNT_USER, type PolicyRule, RbacRules } from './rbac.js';
+import { type FaultHook, RequestAdmission, type RequestLog } from './request-admission.js';
 import { resolveRoute } from './request-path.js';
 import { handleResource } from './resource-handler.js';
 import type { ResourceRegistry, ResourceType } from './resource-registry.js';
 import type { ServerContext } from './server-context.js';
 import { errors, StatusError } from './status.js';
+import { DEFAULT_STREAM_CREATION_TIMEOUT_MS } from './streams/command-spdy.js';
+import { PodRuntimes } from './streams/pod-runtime.js';
+import { type PodPortTarget, PortForwarder } from './streams/port-forward.js';
+import { type StreamSession, StreamSessions } from './streams/stream-sessions.js';
+import type { StreamContext } from './streams/stream-upgrade.js';
+import { upgradeListener } from './streams/upgrade-listener.js';
 
-export interface RequestLog {
-  method: string;
-  path: string;
-  /** First value of each query parameter. */
-  query: Record<string, string>;
-  headers: IncomingHttpHeaders;
-  time: number;
-  /** Client certificate CN, or `tokenUser` for bearer-token requests; undefined when anonymous. */
-  user?: string | undefined;
-  /** Response status, filled in once the response has been sent. */
-  status?: number | undefined;
-}
-
-export interface FaultRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: IncomingHttpHeaders;
-}
-
-/** What a fault hook can make a request do (return undefined to serve normally). */
-export type FaultAction =
-  | { status: number; body?: unknown; headers?: Record<string, string> }
-  | { hang: true }
-  | { destroy: true }
-  | { delayMs: number };
-
-export type FaultHook = (req: FaultRequest) => FaultAction | undefined;
+export type { FaultAction, FaultHook, FaultRequest, RequestLog } from './request-admission.js';
 
 export interface FakeKubeTlsOptions {
   cert: string;
@@ -97,6 +72,8 @@ export interface FakeKubeApiServerOptions {
   maxRequestLog?: number | undefined;
   /** Server-side watch timeout when the client sets none (default 1800 s). */
   defaultWatchTimeoutSeconds?: number | undefined;
+  /** How long a SPDY client has to open the streams of an exec, attach or forwarded connection (default 30 s). */
+  streamCreationTimeoutMs?: number | undefined;
 }
 
 export interface FakeKubeApiServer {
@@ -112,6 +89,15 @@ export interface FakeKubeApiServer {
   activeWatches(): number;
   /** Number of open `logs -f` streams. */
   activeLogFollows(): number;
+  /** Every exec, attach and port-forward session served, oldest first (the last 1000). */
+  streamSessions(): readonly StreamSession[];
+  /** Exec, attach and port-forward sessions still open. */
+  activeStreamSessions(): number;
+  /**
+   * Routes port `port` of a pod to a TCP listener of the test's (undefined removes the route).
+   * Without a route, the ports the pod's containers declare answer with the built-in HTTP server.
+   */
+  forwardPodPort(namespace: string, pod: string, port: number, target: PodPortTarget | undefined): void;
   kubeconfig(opts?: KubeconfigOptions): string;
   /** Writes kubeconfig() to a file and returns the path. */
   writeKubeconfig(path: string, opts?: KubeconfigOptions): Promise<string>;
@@ -124,13 +110,6 @@ export interface FakeKubeApiServer {
 }
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-
-function peerName(req: IncomingMessage): string | undefined {
-  const socket = req.socket as Partial<TLSSocket>;
-  if (!socket.authorized || typeof socket.getPeerCertificate !== 'function') return undefined;
-  const cn = socket.getPeerCertificate().subject?.CN;
-  return Array.isArray(cn) ? cn[0] : cn;
-}
 
 /**
  * Starts an in-memory Kubernetes API server that kubectl and client libraries talk to
@@ -161,68 +140,55 @@ export async function startFakeKubeApiServer(
   };
   for (const ns of DEFAULT_NAMESPACES) api.ensureNamespace(ns);
 
-  const requests: RequestLog[] = [];
-  const maxLog = options.maxRequestLog ?? 10_000;
-  let latencyMs = options.latencyMs ?? 0;
-  let fault = options.fault;
+  const admission = new RequestAdmission({
+    token: options.token,
+    tokenUser,
+    authRequired: options.token !== undefined || options.tls?.clientCa !== undefined,
+    strict,
+    rbac,
+    maxRequestLog: options.maxRequestLog ?? 10_000,
+    latencyMs: options.latencyMs ?? 0,
+    fault: options.fault,
+  });
+  const requests = admission.requests;
   const aggregated = options.aggregatedDiscovery ?? true;
   const hung = new Set<ServerResponse>();
+  const hungSockets = new Set<Duplex>();
   let address = '';
+  const forwarder = new PortForwarder();
+  const runtimes = new PodRuntimes(store, logs, (uid) => forwarder.http.forget(uid));
+  const sessions = new StreamSessions();
+  const streams: StreamContext = {
+    api,
+    rbac,
+    gitVersion: ctx.gitVersion,
+    runtimes,
+    forwarder,
+    sessions,
+    streamCreationTimeoutMs: options.streamCreationTimeoutMs ?? DEFAULT_STREAM_CREATION_TIMEOUT_MS,
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://fake');
-    const user =
-      peerName(req) ??
-      (options.token && req.headers.authorization === `Bearer ${options.token}` ? tokenUser : undefined);
-    const entry: RequestLog = {
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      query: firstValues(url.searchParams),
-      headers: { ...req.headers },
-      time: Date.now(),
-      user,
-    };
-    requests.push(entry);
-    if (requests.length > maxLog) requests.splice(0, requests.length - maxLog);
+    const { url, entry, user } = admission.begin(req);
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
     try {
-      const authRequired = options.token !== undefined || options.tls?.clientCa !== undefined;
-      if (authRequired && user === undefined && !isPublicPath(url.pathname)) throw errors.unauthorized();
-      const action = fault?.({
-        method: entry.method,
-        path: url.pathname,
-        query: url.searchParams,
-        headers: req.headers,
-      });
-      if (action) {
-        if ('hang' in action) {
+      const admitted = await admission.admit(req, url, user);
+      if (typeof admitted !== 'string') {
+        if ('hang' in admitted) {
           hung.add(res);
           res.on('close', () => hung.delete(res));
-          return;
-        }
-        if ('destroy' in action) {
-          req.socket.destroy();
-          return;
-        }
-        if ('delayMs' in action) await sleep(action.delayMs);
+        } else if ('destroy' in admitted) req.socket.destroy();
         else {
-          const body = action.body ?? errors.internal('injected fault').toStatus();
-          res.writeHead(action.status, { 'Content-Type': 'application/json', ...action.headers });
+          const body = admitted.body ?? errors.internal('injected fault').toStatus();
+          res.writeHead(admitted.status, { 'Content-Type': 'application/json', ...admitted.headers });
           res.end(typeof body === 'string' ? body : JSON.stringify(body));
-          return;
         }
+        return;
       }
-      if (latencyMs > 0) await sleep(latencyMs);
-      // Impersonation is decided before authorization and routing, as in the API server's filter chain.
-      const authenticated = user ?? 'system:anonymous';
-      const actingUser =
-        strict && hasImpersonation(req.headers)
-          ? impersonate(rbac, authenticated, req.headers, req.url ?? '/')
-          : authenticated;
       const route = resolveRoute(registry, url.pathname);
-      if (route.kind === 'resource') await handleResource(ctx, req, res, route, url.searchParams, actingUser);
+      if (route.kind === 'resource') await handleResource(ctx, req, res, route, url.searchParams, admitted);
       else if (route.kind === 'unknown-resource') throw errors.notFoundPath();
       else routeNonResource(ctx, req, res, url, route, { aggregated, address });
     } catch (err) {
@@ -253,28 +219,11 @@ export async function startFakeKubeApiServer(
         listener,
       )
     : createHttpServer({ noDelay: true }, listener);
-  // exec/attach/port-forward need SPDY or WebSocket streams, which the fake does not implement.
-  server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
-    const url = new URL(req.url ?? '/', 'http://fake');
-    requests.push({
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      query: firstValues(url.searchParams),
-      headers: { ...req.headers },
-      time: Date.now(),
-      status: 400,
-    });
-    const body = JSON.stringify(
-      new StatusError(
-        400,
-        'BadRequest',
-        'streaming upgrades (exec, attach, port-forward) are not supported by the fake API server',
-      ).toStatus(),
-    );
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  });
+  // exec, attach and port-forward: WebSocket or SPDY/3.1 upgrades (see streams/).
+  server.on(
+    'upgrade',
+    upgradeListener({ admission, registry, streams, servePlain: listener, hung: hungSockets }),
+  );
 
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -308,6 +257,9 @@ export async function startFakeKubeApiServer(
     },
     activeWatches: () => ctx.watches.size,
     activeLogFollows: () => ctx.logFollowers.size,
+    streamSessions: () => sessions.list(),
+    activeStreamSessions: () => sessions.activeCount(),
+    forwardPodPort: (namespace, pod, port, target) => forwarder.setTarget(namespace, pod, port, target),
     kubeconfig,
     async writeKubeconfig(path, opts) {
       await writeFile(path, kubeconfig(opts), { mode: 0o600 });
@@ -315,28 +267,23 @@ export async function startFakeKubeApiServer(
     },
     addCustomResource: (opts) => addCustomResource(registry, opts),
     setLatency(ms) {
-      latencyMs = ms;
+      admission.latencyMs = ms;
     },
     setFault(hook) {
-      fault = hook;
+      admission.fault = hook;
     },
     setRbac: (user, rules) => rbac.set(user, rules),
     async close() {
       for (const res of [...ctx.watches, ...ctx.logFollowers]) res.end();
       for (const res of hung) res.destroy();
+      for (const socket of hungSockets) socket.destroy();
+      sessions.closeAll();
+      runtimes.close();
+      await forwarder.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
     },
   };
-}
-
-/** Health endpoints stay reachable without credentials, as on a real cluster. */
-function isPublicPath(path: string): boolean {
-  return path === '/healthz' || path === '/livez' || path === '/readyz' || path === '/version';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -20,6 +20,7 @@ export {
   type KubectlOptions,
   type KubectlResult,
   type KubectlStream,
+  kubectlInvocation,
   runKubectl,
   spawnKubectl,
 } from './kubectl.js';
@@ -46,4 +47,8 @@ export {
   TRACKING_ANNOTATION,
 } from './seed-argo-demo.js';
 export { type KubeStatus, StatusError } from './status.js';
+export { patternByte } from './streams/pod-http-server.js';
+export type { PodPortTarget } from './streams/port-forward.js';
+export type { TerminalSize } from './streams/process-io.js';
+export type { StreamSession } from './streams/stream-sessions.js';
 export type { KubeObject, ManagedFieldsEntry, ObjectMeta, ObjectRef, OwnerReference } from './types.js';

@@ -5,10 +5,15 @@ export interface KubectlOptions {
   kubeconfig: string;
   /** Kill after this long (default 20 s). */
   timeoutMs?: number | undefined;
-  /** Written to stdin (e.g. a manifest for `apply -f -`). */
+  /**
+   * Written to stdin (e.g. a manifest for `apply -f -`). runKubectl then closes stdin; spawnKubectl
+   * leaves it open, so a test can go on typing through `child.stdin` (attach, exec -i).
+   */
   input?: string | undefined;
   /** Discovery cache directory; defaults to one fresh directory per test process. */
   cacheDir?: string | undefined;
+  /** Extra environment, e.g. `KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false'` to force SPDY. */
+  env?: Record<string, string> | undefined;
 }
 
 export interface KubectlResult {
@@ -25,10 +30,19 @@ function baseArgs(opts: KubectlOptions): string[] {
 }
 
 /** The child environment: no ambient KUBECONFIG and a throwaway HOME, so the user's config never leaks in. */
-function env(): NodeJS.ProcessEnv {
+function env(opts: KubectlOptions): NodeJS.ProcessEnv {
   const { KUBECONFIG: _kubeconfig, ...rest } = process.env;
   sharedCacheDir ??= makeTempDir('kubectl-cache-');
-  return { ...rest, HOME: sharedCacheDir };
+  return { ...rest, ...opts.env, HOME: sharedCacheDir };
+}
+
+/** How runKubectl starts kubectl, for callers that wire its standard streams themselves. */
+export function kubectlInvocation(
+  args: string[],
+  opts: KubectlOptions,
+): { binary: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const binary = findBinary('kubectl', 'install kubectl (https://kubernetes.io/docs/tasks/tools/)');
+  return { binary, args: [...baseArgs(opts), ...args], env: env(opts) };
 }
 
 /** Runs the real kubectl to completion; never rejects on a non-zero exit (check `code`). */
@@ -38,7 +52,7 @@ export function runKubectl(args: string[], opts: KubectlOptions): Promise<Kubect
     const child = execFile(
       binary,
       [...baseArgs(opts), ...args],
-      { timeout: opts.timeoutMs ?? 20_000, env: env(), maxBuffer: 32 * 1024 * 1024 },
+      { timeout: opts.timeoutMs ?? 20_000, env: env(opts), maxBuffer: 32 * 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== 'number') {
           if (err.killed) reject(new Error(`kubectl ${args.join(' ')} timed out\n${stderr}`));
@@ -68,9 +82,11 @@ export interface KubectlStream {
 export function spawnKubectl(args: string[], opts: KubectlOptions): KubectlStream {
   const binary = findBinary('kubectl', 'install kubectl (https://kubernetes.io/docs/tasks/tools/)');
   const child = spawn(binary, [...baseArgs(opts), ...args], {
-    env: env(),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: env(opts),
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  if (opts.input !== undefined) child.stdin.write(opts.input);
+  else child.stdin.end();
   let out = '';
   let err = '';
   const waiters = new Set<() => void>();

@@ -97,6 +97,8 @@ function podSpec(app: string, nodeName?: string) {
         imagePullPolicy: 'IfNotPresent',
         terminationMessagePath: '/dev/termination-log',
         terminationMessagePolicy: 'File',
+        // An open stdin, so `kubectl attach -i` reaches the main process (which echoes it).
+        stdin: true,
       },
     ],
     restartPolicy: 'Always',
@@ -114,6 +116,8 @@ function podSpec(app: string, nodeName?: string) {
  * Service carrying the tracking annotation and instance label, the ReplicaSet and Pods
  * reachable only through ownerReferences, Events, container logs and (optionally) the
  * Application objects; plus a few unmanaged objects for testing the managed-resource filter.
+ * The pods run on a node, so exec, cp and attach work on them, and port-forward to their port
+ * 8080 reaches the built-in HTTP server.
  */
 export function seedArgoDemo(store: FakeKubeStore, opts: SeedArgoDemoOptions = {}): SeededArgoDemo {
   const namespace = opts.namespace ?? 'demo';
@@ -373,7 +377,8 @@ export function seedArgoDemo(store: FakeKubeStore, opts: SeedArgoDemoOptions = {
     metadata: { name: 'debug-shell', namespace, labels: { run: 'debug-shell' } },
     spec: {
       ...podSpec('debug-shell', nodeName),
-      containers: [{ name: 'shell', image: 'busybox:1.36', command: ['sleep', '3600'] }],
+      // As `kubectl run -it` makes it: a terminal on stdin, for `kubectl attach -it`.
+      containers: [{ name: 'shell', image: 'busybox:1.36', command: ['sh'], stdin: true, tty: true }],
     },
     status: {
       phase: 'Running',
