@@ -43,9 +43,6 @@ const PREFIX = /^\/(?:k8s\/)?clusters\/([^/]*)(\/.*)?$/;
 /** argocd-agent's cluster Secrets address an agent as `server: https://<proxy>?agentName=<agent>`. */
 const AGENT_NAME_PARAM = 'agentName';
 
-/** The path rule both ends apply (see @pullplane/proto). */
-export const checkPath = checkRequestPath;
-
 /**
  * Works out who is asking and for which agent, never routing to an agent the caller is not
  * bound to: a caller certificate binds to the agent named by its CN; a token to the agents
@@ -58,7 +55,8 @@ export async function resolveTarget(
   opts: CallerAuthOptions,
 ): Promise<{ ok: true; target: ResolvedTarget } | { ok: false; failure: ProxyFailure }> {
   const raw = req.url ?? '/';
-  const problem = checkPath(raw);
+  // The path rule both ends apply (see @pullplane/proto).
+  const problem = checkRequestPath(raw);
   if (problem) return { ok: false, failure: { name: 'BAD_PATH', detail: problem } };
 
   let agentFromPath: string | undefined;
