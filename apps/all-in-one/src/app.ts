@@ -5,16 +5,21 @@ import type { Tracer } from '@opentelemetry/api';
 import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
-import type { InferConfig } from '@pullplane/config';
-import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
+import { formatDuration, type InferConfig, loadConfig } from '@pullplane/config';
+import {
+  createExtensionProxyService,
+  type ExtensionProxyService,
+  extensionProxyServiceOptions,
+} from '@pullplane/extension-proxy';
 import { type Authenticator, agentAuthenticator, Gateway } from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { createRedisProxy, type RedisProxy } from '@pullplane/redis-proxy';
 import {
   agentServerUrl,
-  createResourceProxy,
-  type ResourceProxy,
+  createResourceProxyService,
+  type ResourceProxyService,
   renderKubeconfig,
+  resourceProxyServiceOptions,
 } from '@pullplane/resource-proxy';
 import { AgentRouter } from '@pullplane/router';
 import { type Fleet, startFleet } from '@pullplane/simulator';
@@ -30,8 +35,8 @@ export interface AllInOneApp {
   readonly gateway: Gateway;
   readonly router: AgentRouter;
   readonly ops: OpsServer;
-  readonly resourceProxy: ResourceProxy;
-  readonly extensionProxy: ExtensionProxy;
+  readonly resourceProxy: ResourceProxyService;
+  readonly extensionProxy: ExtensionProxyService;
   /** Only with --redis-server-address: no Redis is assumed on the machine. */
   readonly redisProxy: RedisProxy | undefined;
   readonly fleet: Fleet | undefined;
@@ -44,6 +49,9 @@ export interface AllInOneApp {
   start(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** The port a proxy service listens on (0 before it started). */
+const port = (s: { proxy: { port: number } | undefined }) => s.proxy?.port ?? 0;
 
 const REJECT_INTERNAL: Authenticator = () => ({
   ok: false,
@@ -102,18 +110,6 @@ export async function createAllInOneApp(
     local: gateway,
   });
   const callers = await TokenAuthority.generate({ audience: CALLER_TOKEN_AUDIENCE });
-  const resourceProxy = createResourceProxy({
-    router,
-    logger: logger.child({ component: 'resource-proxy' }),
-    registry,
-    host: c.listenHost,
-    port: c.resourceProxyPort,
-    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
-    auth: { tokens: callers },
-    requestTimeoutMs: c.requestTimeout,
-    maxRequestBodyBytes: 10 * 1024 * 1024,
-    ...(deps.tracer ? { tracer: deps.tracer } : {}),
-  });
   // Argo CD's server is the extension proxy's only caller: here, whoever holds this certificate.
   const argocdServer = await issueCertificate(ca, {
     commonName: 'argocd-server',
@@ -124,18 +120,60 @@ export async function createAllInOneApp(
   const argocdKeyFile = path.join(stateDir, 'argocd-server.key');
   writeFileSync(argocdCertFile, argocdServer.certPem);
   writeFileSync(argocdKeyFile, argocdServer.keyPem, { mode: 0o600 });
-  const extensionProxy = createExtensionProxy({
-    router,
-    logger: logger.child({ component: 'extension-proxy' }),
-    registry,
+  // The proxies are the same services a deployment runs, configured by their own flags: the
+  // listener pair, the callers' CA and the caller token key come from files in the state dir.
+  const serverCertFile = path.join(stateDir, 'server.crt');
+  const serverKeyFile = path.join(stateDir, 'server.key');
+  const callerKeyFile = path.join(stateDir, 'caller-token.key');
+  writeFileSync(serverCertFile, server.certPem);
+  writeFileSync(serverKeyFile, server.keyPem, { mode: 0o600 });
+  writeFileSync(callerKeyFile, callers.exportPrivateKeyPem(), { mode: 0o600 });
+  const ops = createOpsServer({
     host: c.listenHost,
-    port: c.extensionProxyPort,
-    tls: { cert: server.certPem, key: server.keyPem, ca: ca.certPem },
-    auth: { allowed: ['argocd-server'] },
-    clusterUrlBases: [`https://${c.listenHost}:${c.resourceProxyPort}`],
-    requestTimeoutMs: c.requestTimeout,
-    maxRequestBodyBytes: 10 * 1024 * 1024,
+    healthzPort: c.opsPort,
+    metricsPort: c.opsPort,
+    registry,
+    logger,
   });
+  const listen = (port: number) => [`--listen-host=${c.listenHost}`, `--listen-port=${port}`];
+  const timeout = `--request-timeout=${formatDuration(c.requestTimeout)}`;
+  // One process: the bus, the router to the gateway beside them and the ops server are shared.
+  const inProcess = { registry, tracer: deps.tracer, bus, router, ops };
+  const here = { drainTimeout: 2_000, healthzPort: c.opsPort, metricsPort: c.opsPort };
+  const resourceProxy = createResourceProxyService(
+    {
+      ...loadConfig(resourceProxyServiceOptions, {
+        argv: [
+          ...listen(c.resourceProxyPort),
+          `--resource-proxy-cert-path=${serverCertFile}`,
+          `--resource-proxy-key-path=${serverKeyFile}`,
+          `--resource-proxy-ca-path=${caFile}`,
+          `--token-key-path=${callerKeyFile}`,
+          timeout,
+        ],
+        env: {},
+      }).config,
+      ...here,
+    },
+    { ...inProcess, logger: logger.child({ component: 'resource-proxy' }) },
+  );
+  const extensionProxy = createExtensionProxyService(
+    {
+      ...loadConfig(extensionProxyServiceOptions, {
+        argv: [
+          ...listen(c.extensionProxyPort),
+          `--tls-cert-path=${serverCertFile}`,
+          `--tls-key-path=${serverKeyFile}`,
+          `--client-ca-path=${caFile}`,
+          `--resource-proxy-url=https://${c.listenHost}:${c.resourceProxyPort}`,
+          timeout,
+        ],
+        env: {},
+      }).config,
+      ...here,
+    },
+    { ...inProcess, logger: logger.child({ component: 'extension-proxy' }) },
+  );
   const demoExtensions = new Map<string, DemoExtension>();
   const principalRedis = c.redisServerAddress;
   const redisProxy = principalRedis
@@ -164,13 +202,6 @@ export async function createAllInOneApp(
         }),
       );
   }
-  const ops = createOpsServer({
-    host: c.listenHost,
-    healthzPort: c.opsPort,
-    metricsPort: c.opsPort,
-    registry,
-    logger,
-  });
   ops.addReadinessCheck('gateway', () => (gateway.ready ? true : 'gateway not started'));
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
@@ -197,7 +228,7 @@ export async function createAllInOneApp(
       'Argocd-Username: admin',
       '-H',
       'Argocd-User-Groups: admins',
-      `https://${c.listenHost}:${extensionProxy.port}/${DEMO_EXTENSION}/api/info`,
+      `https://${c.listenHost}:${port(extensionProxy)}/${DEMO_EXTENSION}/api/info`,
     ];
   };
 
@@ -219,8 +250,8 @@ export async function createAllInOneApp(
         '',
         'pullplane is running in single-process mode.',
         `  stream gateway   ${c.listenHost}:${gateway.agentPort} (mTLS; agents: ${names.join(', ') || 'none'})`,
-        `  resource proxy   https://${c.listenHost}:${resourceProxy.port}/clusters/<agent>`,
-        `  extension proxy  https://${c.listenHost}:${extensionProxy.port}/<extension>/… (demo extension "${DEMO_EXTENSION}" on every agent)`,
+        `  resource proxy   https://${c.listenHost}:${port(resourceProxy)}/clusters/<agent>`,
+        `  extension proxy  https://${c.listenHost}:${port(extensionProxy)}/<extension>/… (demo extension "${DEMO_EXTENSION}" on every agent)`,
         ...(redisProxy
           ? [
               `  redis proxy      ${c.listenHost}:${redisProxy.port} (principal Redis ${principalRedis!.host}:${principalRedis!.port})`,
@@ -252,14 +283,14 @@ export async function createAllInOneApp(
       await ops.listen();
       await gateway.start();
       await router.start();
-      await resourceProxy.listen();
-      await extensionProxy.listen();
+      await resourceProxy.start();
+      await extensionProxy.start();
       await redisProxy?.listen();
       for (const name of names) demoExtensions.set(name, await startDemoExtension(name, logger));
       const entries = await Promise.all(
         names.map(async (name) => ({
           name,
-          server: agentServerUrl(`https://${c.listenHost}:${resourceProxy.port}`, name),
+          server: agentServerUrl(`https://${c.listenHost}:${port(resourceProxy)}`, name),
           caPem: ca.certPem,
           // One agent per token: kubectl's --raw drops the /clusters/<agent> prefix, and a
           // single-agent credential still tells the proxy which cluster is meant.
@@ -301,8 +332,8 @@ export async function createAllInOneApp(
     },
     async stop() {
       ops.markShuttingDown();
-      await resourceProxy.close(2_000);
-      await extensionProxy.close(2_000);
+      await resourceProxy.stop();
+      await extensionProxy.stop();
       await redisProxy?.close(1_000);
       await fleet?.stop();
       await Promise.all([...executors.values()].map((e) => e.stop()));

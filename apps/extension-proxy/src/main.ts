@@ -1,7 +1,7 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
+import { createExtensionProxyService, validateExtensionProxyConfig } from '@pullplane/extension-proxy';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
 import { startTracing, traceLogFields } from '@pullplane/tracing';
-import { createExtensionProxyApp, validateExtensionProxyConfig } from './app.js';
 import { extensionProxyOptions } from './options.js';
 
 const { config, unused } = parseOrExit(extensionProxyOptions, {
@@ -26,7 +26,7 @@ const tracing = await startTracing({
   insecure: config.otlpInsecure,
   logger,
 });
-const app = createExtensionProxyApp(config, {
+const service = createExtensionProxyService(config, {
   logger,
   registry: createMetricsRegistry(),
   tracer: tracing.tracer,
@@ -35,10 +35,10 @@ installShutdown({
   logger,
   drainTimeoutMs: config.drainTimeout,
   // Spans still queued (the drained requests' too) are exported before exit.
-  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+  shutdown: () => service.stop().finally(() => tracing.shutdown()),
 });
-process.on('SIGHUP', () => void app.reloadTls());
-app.start().catch((err: unknown) => {
+process.on('SIGHUP', () => void service.reloadTls());
+service.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'extension proxy failed to start');
   process.exit(1);
 });

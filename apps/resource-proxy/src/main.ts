@@ -1,7 +1,7 @@
 import { logUnusedNames, parseOrExit } from '@pullplane/config';
+import { createResourceProxyService, validateResourceProxyConfig } from '@pullplane/resource-proxy';
 import { createLogger, createMetricsRegistry, installShutdown } from '@pullplane/telemetry';
 import { startTracing, traceLogFields } from '@pullplane/tracing';
-import { createResourceProxyApp, resourceProxyStartupWarnings, validateResourceProxyConfig } from './app.js';
 import { resourceProxyOptions } from './options.js';
 
 const { config, unused } = parseOrExit(resourceProxyOptions, {
@@ -23,26 +23,26 @@ if (!config.enableResourceProxy) {
   logger.info('resource proxy is disabled (--enable-resource-proxy=false); exiting');
   process.exit(0);
 }
-for (const warning of resourceProxyStartupWarnings(config)) logger.warn(warning);
 const tracing = await startTracing({
   app: 'resource-proxy',
   address: config.otlpAddress,
   insecure: config.otlpInsecure,
   logger,
 });
-const app = createResourceProxyApp(config, {
+const service = createResourceProxyService(config, {
   logger,
   registry: createMetricsRegistry(),
   tracer: tracing.tracer,
 });
+for (const warning of service.warnings) logger.warn(warning);
 installShutdown({
   logger,
   drainTimeoutMs: config.drainTimeout,
   // Spans still queued (the drained requests' too) are exported before exit.
-  shutdown: () => app.stop().finally(() => tracing.shutdown()),
+  shutdown: () => service.stop().finally(() => tracing.shutdown()),
 });
-process.on('SIGHUP', () => void app.reloadTls());
-app.start().catch((err: unknown) => {
+process.on('SIGHUP', () => void service.reloadTls());
+service.start().catch((err: unknown) => {
   logger.fatal({ err: String(err) }, 'resource proxy failed to start');
   process.exit(1);
 });

@@ -14,6 +14,17 @@ export {
   type ExtensionProxyTls,
 } from './extension-proxy.js';
 export {
+  createExtensionProxyService,
+  type ExtensionProxyService,
+  type ExtensionProxyServiceDeps,
+} from './extension-proxy-service.js';
+export { validateExtensionProxyConfig } from './service-checks.js';
+export {
+  type ExtensionProxyServiceConfig,
+  type ExtensionProxyServiceFlags,
+  extensionProxyServiceOptions,
+} from './service-options.js';
+export {
   CLUSTER_NAME_HEADER,
   CLUSTER_URL_HEADER,
   type ExtensionRequest,

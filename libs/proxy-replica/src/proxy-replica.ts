@@ -26,8 +26,18 @@ export interface ProxyReplicaDeps {
   name: string;
   logger: Logger;
   registry: Registry;
-  /** Overrides the NATS connection (tests, single-process mode). */
-  bus?: Bus;
+  /** Overrides the NATS connection (tests, single-process mode); left open on stop. */
+  bus?: Bus | undefined;
+  /**
+   * A router already started (single-process mode: to a gateway in the same process); used
+   * instead of one to the gateways from the flags, and left running on stop.
+   */
+  router?: AgentRouter | undefined;
+  /**
+   * An ops server owned elsewhere (several services in one process): the replica adds its
+   * readiness checks, named after it, and neither starts nor closes it.
+   */
+  ops?: OpsServer | undefined;
 }
 
 export interface ProxyReplica<P extends ListeningProxy> {
@@ -76,18 +86,22 @@ export function createProxyReplica<P extends ListeningProxy>(
   describe: (proxy: P) => Record<string, unknown> = () => ({}),
 ): ProxyReplica<P> {
   const { logger, registry } = deps;
-  const ops = createOpsServer({
-    host: '0.0.0.0',
-    healthzPort: c.healthzPort,
-    metricsPort: c.metricsPort,
-    registry,
-    logger,
-  });
+  const ownOps = !deps.ops;
+  const ops =
+    deps.ops ??
+    createOpsServer({
+      host: '0.0.0.0',
+      healthzPort: c.healthzPort,
+      metricsPort: c.metricsPort,
+      registry,
+      logger,
+    });
   let bus = deps.bus;
-  let router: AgentRouter | undefined;
+  let router = deps.router;
   let proxy: P | undefined;
-  ops.addReadinessCheck('bus', () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
-  ops.addReadinessCheck('listener', () => (proxy ? true : 'not listening yet'));
+  const check = (what: string) => (ownOps ? what : `${deps.name} ${what}`);
+  ops.addReadinessCheck(check('bus'), () => (bus?.status === 'connected' ? true : 'not connected to NATS'));
+  ops.addReadinessCheck(check('listener'), () => (proxy ? true : 'not listening yet'));
   return {
     ops,
     get proxy() {
@@ -97,9 +111,9 @@ export function createProxyReplica<P extends ListeningProxy>(
       return router;
     },
     async start() {
-      await ops.listen();
+      if (ownOps) await ops.listen();
       bus ??= await connectBusFromFlags(c, { name: deps.name, logger });
-      router = await startRouterFromFlags(c, { bus, logger, registry });
+      router ??= await startRouterFromFlags(c, { bus, logger, registry });
       const routing = router;
       countKnownAgents(registry, deps.name, () => routing.agents().length);
       const built = await build(router, bus);
@@ -108,11 +122,11 @@ export function createProxyReplica<P extends ListeningProxy>(
       logger.info({ port: built.port, ...describe(built) }, `${deps.name} started`);
     },
     async stop() {
-      ops.markShuttingDown();
+      if (ownOps) ops.markShuttingDown();
       await proxy?.close(c.drainTimeout);
-      router?.stop();
+      if (!deps.router) router?.stop();
       if (!deps.bus) await bus?.close();
-      await ops.close();
+      if (ownOps) await ops.close();
     },
   };
 }

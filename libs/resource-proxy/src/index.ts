@@ -15,3 +15,14 @@ export {
   type ResourceProxyOptions,
   type ResourceProxyTls,
 } from './resource-proxy.js';
+export {
+  createResourceProxyService,
+  type ResourceProxyService,
+  type ResourceProxyServiceDeps,
+} from './resource-proxy-service.js';
+export { resourceProxyStartupWarnings, validateResourceProxyConfig } from './service-checks.js';
+export {
+  type ResourceProxyServiceConfig,
+  type ResourceProxyServiceFlags,
+  resourceProxyServiceOptions,
+} from './service-options.js';

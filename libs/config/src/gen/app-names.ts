@@ -772,22 +772,6 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
-        "flag": "otlp-address",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
-        ],
-        "params": []
-      },
-      {
-        "flag": "otlp-insecure",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
-        ],
-        "params": []
-      },
-      {
         "flag": "insecure-plaintext",
         "aliases": [],
         "env": [
@@ -936,6 +920,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.extension-proxy.max-request-body"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "drain-timeout",
@@ -1877,22 +1877,6 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
-        "flag": "otlp-address",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
-        ],
-        "params": []
-      },
-      {
-        "flag": "otlp-insecure",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
-        ],
-        "params": []
-      },
-      {
         "flag": "token-key-path",
         "aliases": [
           "jwt-key"
@@ -2095,6 +2079,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.resource-proxy.max-request-body"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "drain-timeout",
