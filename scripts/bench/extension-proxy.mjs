@@ -168,6 +168,14 @@ if (process.env.BENCH_HOLD) {
 // ---- rows ----
 const ours = { 'extension-proxy': proxy.pid, gateway: gateway.pid, agent: agent.pid };
 async function row(name, url, headers) {
+  // Warm-up, as bench:resource-proxy does per cell: JIT, connections, caches.
+  await run(wrk, [
+    `-t${Math.min(2, CONNECTIONS)}`,
+    `-c${CONNECTIONS}`,
+    '-d1s',
+    ...headers.flatMap((h) => ['-H', h]),
+    url,
+  ]);
   const base = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, rss(pid)]));
   const peak = { ...base };
   const cpuBefore = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, cpuSeconds(pid)]));

@@ -59,6 +59,7 @@ export function extensionProxyMetrics(
       requests.inc({ ...l, code: String(r.status) });
       // A caller that went away ended its own exchange: not a failure of the proxy or the agent.
       if (r.failure && !r.cancelled) errors.inc({ ...l, reason: r.failure });
+      if (!log.isLevelEnabled('info')) return;
       const h = r.req.headers;
       log.info(
         {

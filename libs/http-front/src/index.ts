@@ -3,6 +3,7 @@ export {
   followCallerRevocations,
   type RevocationForgetting,
 } from './caller-revocations.js';
+export { type ConnectionPeer, connectionPeers } from './connection-peer.js';
 export { type ForwardedHeader, forwardedHeaders, requestIdOf } from './forwarded-headers.js';
 export {
   exchangeFailure,
