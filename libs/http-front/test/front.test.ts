@@ -242,6 +242,28 @@ describe('framing and reports', () => {
     expect(mine[0]).toMatchObject({ status: 200, failure: 'MID_BODY', bytesOut: 5 });
   });
 
+  it('reports an exchange once when its streamed body passes the limit after the answer began', async () => {
+    answer = (s) => {
+      held.push(s);
+      s.respond(200, [{ name: 'Content-Type', value: 'text/plain' }]);
+      s.write('streaming');
+    };
+    const c = await connection();
+    const before = log.reports.length;
+    c.send(
+      'POST /upload HTTP/1.1\r\nhost: front\r\nx-caller: alice\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
+    expect((await c.next({ head: true })).status).toBe(200);
+    const chunk = 'x'.repeat(600);
+    c.send(`258\r\n${chunk}\r\n258\r\n${chunk}\r\n`);
+    await c.closed;
+    // A later exchange, start to end: had the cut one been reported again, that would be in by now.
+    expect((await exchange('TRACE', '/after', { 'x-caller': 'alice' })).res.status).toBe(405);
+    const mine = log.reports.slice(before).filter((r) => r.req.url === '/upload');
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ failure: 'TOO_LARGE', bytesIn: 1200 });
+  });
+
   it('answers FAILED when the route itself throws, and reports that exchange once', async () => {
     const broken = createHttpFront(
       { ...testRoute(log), accept: () => Promise.reject(new Error('bug')) },
