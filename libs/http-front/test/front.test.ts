@@ -250,9 +250,7 @@ describe('framing and reports', () => {
     };
     const c = await connection();
     const before = log.reports.length;
-    c.send(
-      'POST /upload HTTP/1.1\r\nhost: front\r\nx-caller: alice\r\ntransfer-encoding: chunked\r\n\r\n',
-    );
+    c.send('POST /upload HTTP/1.1\r\nhost: front\r\nx-caller: alice\r\ntransfer-encoding: chunked\r\n\r\n');
     expect((await c.next({ head: true })).status).toBe(200);
     const chunk = 'x'.repeat(600);
     c.send(`258\r\n${chunk}\r\n258\r\n${chunk}\r\n`);
