@@ -61,7 +61,7 @@ http {
 }
 `,
 );
-await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
+const nginxProcess = await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
 
 // ---- pullplane: nats, gateway, agent (extension map → nginx), extension proxy ----
 const nats = await startNatsServer();
@@ -254,5 +254,8 @@ for (const { direct, peer, ext } of results) {
 const exited = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
 for (const p of [proxy, agent, gateway]) p.kill('SIGTERM');
 await Promise.all([proxy, agent, gateway].map(exited));
+// nginx's master stops its workers on SIGQUIT; killed outright, it would leave them running.
+nginxProcess.kill('SIGQUIT');
+await exited(nginxProcess);
 await nats.stop();
 process.exit(0);
