@@ -6,12 +6,11 @@
 // injected pods whose plaintext listeners only the local sidecar can reach.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { type AuthMethod, extractHeaderIdentity } from '@pullplane/auth';
+import { type AuthMethod, extractHeaderIdentity, parseCallerAuthMethod } from '@pullplane/auth';
 import { parseArgocdExtensionConfig } from '@pullplane/extension-config';
 import { agentAuthMethod, internalAuthMethod } from '@pullplane/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { callerAuthMethod } from '../../apps/resource-proxy/src/app.js';
 import {
   appSpecs,
   type ContainerConfig,
@@ -657,7 +656,7 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       for (const [what, method, admits] of [
         ['agent listener', agentAuthMethod(gateway.config as never), 'agent-example'],
         ['internal listener', internalAuthMethod(gateway.config as never), 'argocd-agent-resource-proxy'],
-        ['resource proxy', callerAuthMethod(proxy.config as never), 'argocd-server'],
+        ['resource proxy', parseCallerAuthMethod(proxy.config as never), 'argocd-server'],
       ] as const) {
         expect(meshAdmits(mesh, method, admits, 'argocd', 'cluster.local'), what).toBe(admits);
         expect(meshAdmits(mesh, method, admits, 'kube-system', 'cluster.local'), what).toBeUndefined();

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { TokenAuthority } from '@pullplane/auth';
 import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
-import { benchPki, spawnApp, spawnReady, statusKb } from './processes.mjs';
+import { benchPki, cpuTicks, spawnApp, spawnReady, statusKb } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -17,6 +17,7 @@ const DURATION = process.env.BENCH_DURATION ?? (quick ? '3s' : '10s');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 const rss = (pid) => statusKb(pid) * 1024;
+const cpuSeconds = (pid) => cpuTicks(pid) / 100; // USER_HZ on Linux
 
 const { dir, file, server, agentCert, proxyCert, caFile } = await benchPki(
   'bench-extension-proxy-',
@@ -60,7 +61,7 @@ http {
 }
 `,
 );
-await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
+const nginxProcess = await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
 
 // ---- pullplane: nats, gateway, agent (extension map → nginx), extension proxy ----
 const nats = await startNatsServer();
@@ -154,11 +155,32 @@ for (let i = 0; ; i++) {
   await new Promise((r) => setTimeout(r, 100));
 }
 
+if (process.env.BENCH_HOLD) {
+  // Diagnosis: print the endpoints and pids, and wait (Ctrl-C ends it).
+  console.log(
+    JSON.stringify({
+      url: `https://127.0.0.1:${extPort}/metrics/small.json`,
+      headers: argocd,
+      pids: { proxy: proxy.pid, gateway: gateway.pid, agent: agent.pid },
+    }),
+  );
+  await new Promise(() => undefined);
+}
+
 // ---- rows ----
 const ours = { 'extension-proxy': proxy.pid, gateway: gateway.pid, agent: agent.pid };
 async function row(name, url, headers) {
+  // Warm-up, as bench:resource-proxy does per cell: JIT, connections, caches.
+  await run(wrk, [
+    `-t${Math.min(2, CONNECTIONS)}`,
+    `-c${CONNECTIONS}`,
+    '-d1s',
+    ...headers.flatMap((h) => ['-H', h]),
+    url,
+  ]);
   const base = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, rss(pid)]));
   const peak = { ...base };
+  const cpuBefore = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, cpuSeconds(pid)]));
   const timer = setInterval(() => {
     for (const [k, pid] of Object.entries(ours)) peak[k] = Math.max(peak[k], rss(pid));
   }, 100);
@@ -171,6 +193,14 @@ async function row(name, url, headers) {
     url,
   ]);
   clearInterval(timer);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
+  // CPU seconds each of our processes spent per 1,000 requests of the row.
+  const cpu = Object.fromEntries(
+    Object.entries(ours).map(([k, pid]) => [
+      k,
+      requests > 0 ? (((cpuSeconds(pid) - cpuBefore[k]) * 1000) / requests).toFixed(2) : '—',
+    ]),
+  );
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const xfer = /Transfer\/sec:\s+([\d.]+)(\w+)/.exec(stdout);
   const mb = xfer ? Number(xfer[1]) * ({ B: 1 / 1048576, KB: 1 / 1024, MB: 1, GB: 1024 }[xfer[2]] ?? 1) : 0;
@@ -180,14 +210,16 @@ async function row(name, url, headers) {
   const growth = Object.fromEntries(
     Object.entries(peak).map(([k, v]) => [k, ((v - base[k]) / 1048576).toFixed(1)]),
   );
-  return { name, rps, mb, p50, p99, errors, growth };
+  return { name, rps, mb, p50, p99, errors, growth, cpu };
 }
 
 const results = [];
-for (const [size, file] of [
+// BENCH_SIZES=small skips the 1 MiB rows (profiling the per-request cost).
+const sizes = [
   ['1 KiB', 'small.json'],
   ['1 MiB', 'big.bin'],
-]) {
+].filter(([, f]) => !process.env.BENCH_SIZES || process.env.BENCH_SIZES.split(',').includes(f.split('.')[0]));
+for (const [size, file] of sizes) {
   const direct = await row(`${size} backend direct`, `http://127.0.0.1:${backendPort}/${file}`, []);
   const peer = await row(
     `${size} nginx reverse proxy`,
@@ -207,18 +239,25 @@ console.log(
   `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 10)}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t${Math.min(2, CONNECTIONS)}`,
 );
 console.log(
-  '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | vs nginx | RSS growth proxy/gateway/agent (MiB) |',
+  '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | vs nginx | RSS growth proxy/gateway/agent (MiB) | CPU s per 1k req proxy/gateway/agent |',
 );
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
 for (const { direct, peer, ext } of results) {
   for (const r of [direct, peer, ext]) {
-    const g =
-      r === direct || r === peer
-        ? '—'
-        : `${r.growth['extension-proxy']}/${r.growth.gateway}/${r.growth.agent}`;
+    const ext = r !== direct && r !== peer;
+    const g = ext ? `${r.growth['extension-proxy']}/${r.growth.gateway}/${r.growth.agent}` : '—';
+    const c = ext ? `${r.cpu['extension-proxy']}/${r.cpu.gateway}/${r.cpu.agent}` : '—';
     console.log(
-      `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.mb, 1)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.rps / direct.rps, 2)} | ${fmt(r.rps / peer.rps, 2)} | ${g} |`,
+      `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.mb, 1)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.rps / direct.rps, 2)} | ${fmt(r.rps / peer.rps, 2)} | ${g} | ${c} |`,
     );
   }
 }
+// A clean exit of our processes (SIGTERM) writes their CPU profiles under BENCH_CPU_PROF.
+const exited = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
+for (const p of [proxy, agent, gateway]) p.kill('SIGTERM');
+await Promise.all([proxy, agent, gateway].map(exited));
+// nginx's master stops its workers on SIGQUIT; killed outright, it would leave them running.
+nginxProcess.kill('SIGQUIT');
+await exited(nginxProcess);
+await nats.stop();
 process.exit(0);

@@ -4,7 +4,7 @@
 // drives the load from its own process; each front runs in a fresh process whose peak RSS is read
 // after its row. Not a test: it prints figures (record them in the README with date and machine).
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,6 +95,16 @@ function start(kind, port, backendPort, bytes) {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ on Linux
+  } catch {
+    return 0;
+  }
+}
+
 async function peakRss(child) {
   return new Promise((resolve) => {
     child.once('message', (m) => resolve(m.maxRssKiB));
@@ -111,9 +121,10 @@ async function wrk(port, seconds, connections) {
     `http://127.0.0.1:${port}/api/v1/namespaces/default/configmaps`,
   ]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const p99 = /99%\s+([\d.]+\w+)/.exec(stdout)?.[1] ?? '?';
   const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(stdout)?.[0];
-  return { rps, p99, errors };
+  return { rps, p99, errors, requests };
 }
 
 async function startNginx(port, backendPort) {
@@ -144,8 +155,10 @@ async function main() {
   console.log(
     `bench:http-front ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, node ${process.version}, wrk -t1 -c${connections} -d${seconds}s`,
   );
-  console.log('| body | row | req/s | × node:http front | × backend direct | p99 | front peak RSS |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  console.log(
+    '| body | row | req/s | × node:http front | × backend direct | p99 | front CPU µs per request | front peak RSS |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const bytes of sizes) {
     const backendPort = await freePort();
     const backend = await start('backend', backendPort, 0, bytes);
@@ -156,20 +169,25 @@ async function main() {
       const child =
         kind === 'nginx' ? await startNginx(port, backendPort) : await start(kind, port, backendPort, bytes);
       await wrk(port, 1, connections); // warm-up: JIT and keep-alive pools
+      // The front's own CPU per request: steadier than req/s when other work shares the cores.
+      const pid = kind === 'nginx' ? undefined : child.pid;
+      const cpuBefore = pid ? cpuSeconds(pid) : 0;
       const r = await wrk(port, seconds, connections);
+      const cpuMsPerRequest =
+        pid && r.requests > 0 ? ((cpuSeconds(pid) - cpuBefore) * 1000) / r.requests : undefined;
       const rss = kind === 'nginx' ? undefined : await peakRss(child);
       child.kill('SIGTERM');
-      rows.push({ kind, ...r, rss });
+      rows.push({ kind, ...r, rss, cpuMsPerRequest });
     }
     backend.kill('SIGTERM');
     const node = rows[0].rps;
     const label = `${bytes / 1024} KiB`;
-    console.log(`| ${label} | backend direct | ${direct.rps.toFixed(0)} | | 1.00 | ${direct.p99} | |`);
+    console.log(`| ${label} | backend direct | ${direct.rps.toFixed(0)} | | 1.00 | ${direct.p99} | | |`);
     for (const r of rows) {
       const name =
         r.kind === 'node' ? 'node:http front' : r.kind === 'fastify' ? 'fastify front' : 'nginx (peer)';
       console.log(
-        `| ${label} | ${name} | ${r.rps.toFixed(0)} | ${(r.rps / node).toFixed(2)} | ${(r.rps / direct.rps).toFixed(2)} | ${r.p99} | ${r.rss ? `${(r.rss / 1024).toFixed(0)} MiB` : 'n/a'} |${r.errors ? ` ${r.errors}` : ''}`,
+        `| ${label} | ${name} | ${r.rps.toFixed(0)} | ${(r.rps / node).toFixed(2)} | ${(r.rps / direct.rps).toFixed(2)} | ${r.p99} | ${r.cpuMsPerRequest === undefined ? 'n/a' : (r.cpuMsPerRequest * 1000).toFixed(0)} | ${r.rss ? `${(r.rss / 1024).toFixed(0)} MiB` : 'n/a'} |${r.errors ? ` ${r.errors}` : ''}`,
       );
     }
   }

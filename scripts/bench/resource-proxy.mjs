@@ -312,8 +312,9 @@ agent.kill('SIGTERM');
 gateway.kill('SIGTERM');
 await Promise.all([proxy, agent, gateway].map(exited));
 standIn.kill('SIGTERM');
+// nginx's master stops its workers on SIGQUIT; killed outright on exit, it would leave them running.
 nginx.kill('SIGQUIT');
+await exited(nginx);
 await nats.stop();
-await new Promise((r) => setTimeout(r, 500));
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -3,9 +3,13 @@ import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
 import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
-import { createMemoryBus, natsOptions } from '@pullplane/bus';
-import { defaultConfig, type InferConfig } from '@pullplane/config';
-import { createExtensionProxy, type ExtensionProxy } from '@pullplane/extension-proxy';
+import { createMemoryBus } from '@pullplane/bus';
+import { defaultConfig, formatDuration, type InferConfig, loadConfig } from '@pullplane/config';
+import {
+  createExtensionProxyService,
+  type ExtensionProxyService,
+  extensionProxyServiceOptions,
+} from '@pullplane/extension-proxy';
 import {
   createGatewayService,
   type Gateway,
@@ -13,13 +17,7 @@ import {
   gatewayServiceOptions,
 } from '@pullplane/gateway';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
-import {
-  createProxyReplica,
-  type ListeningProxy,
-  type ProxyReplica,
-  type ProxyReplicaDeps,
-  type ProxyReplicaFlags,
-} from '@pullplane/proxy-replica';
+import type { ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import {
   createRedisProxyService,
   type RedisProxyService,
@@ -27,9 +25,10 @@ import {
 } from '@pullplane/redis-proxy';
 import {
   agentServerUrl,
-  createResourceProxy,
-  type ResourceProxy,
+  createResourceProxyService,
+  type ResourceProxyService,
   renderKubeconfig,
+  resourceProxyServiceOptions,
 } from '@pullplane/resource-proxy';
 import type { Service, ServiceDeps } from '@pullplane/service';
 import { type Fleet, startFleet } from '@pullplane/simulator';
@@ -43,8 +42,8 @@ export interface AllInOneApp extends Service {
   /** The stream gateway, once started. */
   readonly gateway: Gateway;
   readonly gatewayService: GatewayService;
-  readonly resourceProxy: ProxyReplica<ResourceProxy>;
-  readonly extensionProxy: ProxyReplica<ExtensionProxy>;
+  readonly resourceProxy: ResourceProxyService;
+  readonly extensionProxy: ExtensionProxyService;
   /** Only with --redis-server-address: no Redis is assumed on the machine. */
   readonly redisProxy: RedisProxyService | undefined;
   /** /healthz, /readyz and /metrics of every service, on --ops-port. */
@@ -128,29 +127,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
   };
   // Each proxy reaches the gateway of this process directly, as a replica reaches its gateways.
   const replicaDeps = (name: string): ProxyReplicaDeps => ({ ...shared(name), name, localGateway: started });
-  const replicaFlags = (drainTimeout: number): ProxyReplicaFlags => ({
-    ...defaultConfig(natsOptions),
-    ...opsPorts,
-    gatewayPlaintext: true,
-    requestTimeout: c.requestTimeout,
-    drainTimeout,
-  });
-  const listenerTls = { cert: server.certPem, key: server.keyPem, ca: ca.certPem };
   const callers = await TokenAuthority.generate({ audience: CALLER_TOKEN_AUDIENCE });
-  const resourceProxy = createProxyReplica(replicaFlags(2_000), replicaDeps('resource-proxy'), (router) =>
-    createResourceProxy({
-      router,
-      logger: logger.child({ component: 'resource-proxy' }),
-      registry,
-      host: c.listenHost,
-      port: c.resourceProxyPort,
-      tls: listenerTls,
-      auth: { tokens: callers },
-      requestTimeoutMs: c.requestTimeout,
-      maxRequestBodyBytes: 10 * 1024 * 1024,
-      ...(deps.tracer ? { tracer: deps.tracer } : {}),
-    }),
-  );
   // Argo CD's server is the extension proxy's only caller: here, whoever holds this certificate.
   const argocdServer = await issueCertificate(ca, {
     commonName: 'argocd-server',
@@ -159,19 +136,46 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
   });
   const argocdCertFile = write('argocd-server.crt', argocdServer.certPem);
   const argocdKeyFile = write('argocd-server.key', argocdServer.keyPem, true);
-  const extensionProxy = createProxyReplica(replicaFlags(2_000), replicaDeps('extension-proxy'), (router) =>
-    createExtensionProxy({
-      router,
-      logger: logger.child({ component: 'extension-proxy' }),
-      registry,
-      host: c.listenHost,
-      port: c.extensionProxyPort,
-      tls: listenerTls,
-      auth: { allowed: ['argocd-server'] },
-      clusterUrlBases: [`https://${c.listenHost}:${c.resourceProxyPort}`],
-      requestTimeoutMs: c.requestTimeout,
-      maxRequestBodyBytes: 10 * 1024 * 1024,
-    }),
+  // The proxies are the same services a deployment runs, configured by their own flags: the
+  // listener pair, the callers' CA and the caller token key come from files in the state dir.
+  const callerKeyFile = write('caller-token.key', callers.exportPrivateKeyPem(), true);
+  const listen = (port: number) => [`--listen-host=${c.listenHost}`, `--listen-port=${port}`];
+  const timeout = `--request-timeout=${formatDuration(c.requestTimeout)}`;
+  // Reached in-process (`localGateway`), not over the gateways' internal listeners.
+  const here = { ...opsPorts, gatewayPlaintext: true, drainTimeout: 2_000 };
+  const resourceProxy = createResourceProxyService(
+    {
+      ...loadConfig(resourceProxyServiceOptions, {
+        argv: [
+          ...listen(c.resourceProxyPort),
+          `--resource-proxy-cert-path=${serverCertFile}`,
+          `--resource-proxy-key-path=${serverKeyFile}`,
+          `--resource-proxy-ca-path=${caFile}`,
+          `--token-key-path=${callerKeyFile}`,
+          timeout,
+        ],
+        env: {},
+      }).config,
+      ...here,
+    },
+    replicaDeps('resource-proxy'),
+  );
+  const extensionProxy = createExtensionProxyService(
+    {
+      ...loadConfig(extensionProxyServiceOptions, {
+        argv: [
+          ...listen(c.extensionProxyPort),
+          `--tls-cert-path=${serverCertFile}`,
+          `--tls-key-path=${serverKeyFile}`,
+          `--client-ca-path=${caFile}`,
+          `--resource-proxy-url=https://${c.listenHost}:${c.resourceProxyPort}`,
+          timeout,
+        ],
+        env: {},
+      }).config,
+      ...here,
+    },
+    replicaDeps('extension-proxy'),
   );
   const principalRedis = c.redisServerAddress;
   const redisProxy = principalRedis
@@ -208,8 +212,8 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
   const kubeconfigFile = path.join(stateDir, 'kubeconfig');
   let fleet: Fleet | undefined;
   let opsPort = c.opsPort;
-  const portOf = (replica: ProxyReplica<ListeningProxy>, configured: number) =>
-    replica.proxy?.port ?? configured;
+  const portOf = (service: { proxy: { port: number } | undefined }, configured: number) =>
+    service.proxy?.port ?? configured;
 
   const extensionCurl = (agent: string): string[] => {
     // What Argo CD's API server sends for GET /extensions/hello/api/info of an app on `agent`.

@@ -1,5 +1,5 @@
+import { createExtensionProxyService, validateExtensionProxyConfig } from '@pullplane/extension-proxy';
 import { runService } from '@pullplane/service';
-import { createExtensionProxyApp, validateExtensionProxyConfig } from './app.js';
 import { extensionProxyOptions } from './options.js';
 
 await runService({
@@ -10,5 +10,5 @@ await runService({
   family: 'principal',
   validate: validateExtensionProxyConfig,
   drainTimeoutMs: (c) => c.drainTimeout,
-  create: createExtensionProxyApp,
+  create: createExtensionProxyService,
 });

@@ -1,5 +1,9 @@
+import {
+  createResourceProxyService,
+  resourceProxyStartupWarnings,
+  validateResourceProxyConfig,
+} from '@pullplane/resource-proxy';
 import { runService } from '@pullplane/service';
-import { createResourceProxyApp, resourceProxyStartupWarnings, validateResourceProxyConfig } from './app.js';
 import { resourceProxyOptions } from './options.js';
 
 await runService({
@@ -12,5 +16,5 @@ await runService({
     c.enableResourceProxy ? undefined : 'resource proxy is disabled (--enable-resource-proxy=false); exiting',
   warnings: resourceProxyStartupWarnings,
   drainTimeoutMs: (c) => c.drainTimeout,
-  create: createResourceProxyApp,
+  create: createResourceProxyService,
 });

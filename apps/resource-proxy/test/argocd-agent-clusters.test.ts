@@ -15,6 +15,11 @@ import { loadConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator } from '@pullplane/gateway';
 import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
 import {
+  createResourceProxyService,
+  type ResourceProxyService,
+  validateResourceProxyConfig,
+} from '@pullplane/resource-proxy';
+import {
   ARGOCD_AGENT_PRINCIPAL_ENV,
   ARGOCD_AGENT_PRINCIPAL_PARAMS,
   type ArgocdAgentSecrets,
@@ -33,7 +38,6 @@ import { Registry } from 'prom-client';
 import { Agent as HttpAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { createResourceProxyApp, type ResourceProxyApp, validateResourceProxyConfig } from '../src/app.js';
 import { resourceProxyOptions } from '../src/options.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
@@ -49,11 +53,11 @@ let bus: Bus;
 let gateway: Gateway;
 const agents: Agent[] = [];
 const clusters: FakeKubeApiServer[] = [];
-let adopting: ResourceProxyApp;
-let plain: ResourceProxyApp;
+let adopting: ResourceProxyService;
+let plain: ResourceProxyService;
 
 /** The resource proxy from argocd-agent's params and env, plus our own flags for reaching gateways. */
-async function startProxy(adopt: boolean): Promise<ResourceProxyApp> {
+async function startProxy(adopt: boolean): Promise<ResourceProxyService> {
   const data = { ...ARGOCD_AGENT_PRINCIPAL_PARAMS };
   const params = path.join(dir, `params-${adopt}.yaml`);
   writeFileSync(
@@ -86,7 +90,7 @@ async function startProxy(adopt: boolean): Promise<ResourceProxyApp> {
     },
     validate: (c) => validateResourceProxyConfig(c, {}),
   });
-  const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus });
+  const app = createResourceProxyService(config, { logger, registry: new Registry(), bus });
   await app.start();
   for (const name of ['agent-a', 'agent-b']) {
     const deadline = Date.now() + 10_000;
@@ -185,7 +189,7 @@ interface Creds {
 }
 /** GET through the proxy with `creds`, as Argo CD would from a cluster Secret. */
 async function get(
-  app: ResourceProxyApp,
+  app: ResourceProxyService,
   urlPath: string,
   creds: Creds,
 ): Promise<{ status: number; body: string }> {

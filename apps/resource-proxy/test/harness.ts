@@ -9,7 +9,12 @@ import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { Gateway, internalAuthenticator } from '@pullplane/gateway';
-import { renderKubeconfig } from '@pullplane/resource-proxy';
+import {
+  createResourceProxyService,
+  type ResourceProxyService,
+  renderKubeconfig,
+  validateResourceProxyConfig,
+} from '@pullplane/resource-proxy';
 import {
   createTestPki,
   type FakeKubeApiServer,
@@ -19,7 +24,6 @@ import {
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { Agent as HttpAgent, request } from 'undici';
-import { createResourceProxyApp, type ResourceProxyApp, validateResourceProxyConfig } from '../src/app.js';
 import { resourceProxyOptions } from '../src/options.js';
 
 export const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
@@ -30,7 +34,7 @@ export interface Harness {
   cluster: FakeKubeApiServer;
   gateway: Gateway;
   agent: Agent;
-  app: ResourceProxyApp;
+  app: ResourceProxyService;
   /** The proxy app's metrics. */
   registry: Registry;
   /** The proxy app's log lines (info and above), parsed. */
@@ -170,7 +174,7 @@ export async function startHarness(
       },
     },
   );
-  const app = createResourceProxyApp(config, { logger: appLogger, registry, bus });
+  const app = createResourceProxyService(config, { logger: appLogger, registry, bus });
   await app.start();
   const proxyUrl = `https://127.0.0.1:${app.proxy!.port}`;
   const deadline = Date.now() + 10_000;

@@ -5,12 +5,15 @@ import { text } from 'node:stream/consumers';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
-import { renderKubeconfig } from '@pullplane/resource-proxy';
+import {
+  createResourceProxyService,
+  renderKubeconfig,
+  validateResourceProxyConfig,
+} from '@pullplane/resource-proxy';
 import { builtAppMain, runKubectl, waitFor } from '@pullplane/testing';
 import { Registry } from 'prom-client';
 import { Agent as HttpAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createResourceProxyApp, validateResourceProxyConfig } from '../src/app.js';
 import { resourceProxyOptions } from '../src/options.js';
 import { type Harness, logger, startHarness } from './harness.js';
 
@@ -244,7 +247,11 @@ describe('mesh callers', () => {
       env: {},
       validate: (c) => validateResourceProxyConfig(c, {}),
     });
-    const app = createResourceProxyApp(config, { logger, registry: new Registry(), bus: createMemoryBus() });
+    const app = createResourceProxyService(config, {
+      logger,
+      registry: new Registry(),
+      bus: createMemoryBus(),
+    });
     await app.start();
     try {
       const ask = async (xfcc: string) => {

@@ -161,6 +161,22 @@ export function parseAuthMethod(spec: string, options: ParseAuthOptions = {}): A
   );
 }
 
+/** A caller-facing listener's `--auth`, `--mesh-trust-domain` and `--mesh-caller-namespaces`. */
+export interface CallerAuthFlags {
+  auth: string;
+  meshTrustDomain?: string | undefined;
+  meshCallerNamespaces: readonly string[];
+}
+
+/** `--auth` with the mesh presets pinned to the callers' trust domain and namespaces. */
+export function parseCallerAuthMethod(f: CallerAuthFlags): AuthMethod {
+  const mesh =
+    f.meshTrustDomain && f.meshCallerNamespaces.length > 0
+      ? { trustDomain: f.meshTrustDomain, namespaces: [...f.meshCallerNamespaces] }
+      : undefined;
+  return parseAuthMethod(f.auth, { mesh });
+}
+
 function parseHeaderSpec(spec: string, rest: string): HeaderAuthMethod {
   const colon = rest.indexOf(':');
   if (colon === -1) {

@@ -2,6 +2,7 @@
 export type { CredentialKind } from '@pullplane/pki';
 export {
   type AuthMethod,
+  type CallerAuthFlags,
   DEFAULT_AUTH_SPEC,
   type HeaderAuthMethod,
   type MeshPinning,
@@ -11,6 +12,7 @@ export {
   type MtlsUriMethod,
   type ParseAuthOptions,
   parseAuthMethod,
+  parseCallerAuthMethod,
   presetAuthSpec,
   type TokenAuthMethod,
   UNPINNED_PRESET_SPECS,

@@ -1,14 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import {
   type CredentialKindPolicy,
   extractBearerToken,
   extractHeaderIdentity,
   type HeaderAuthMethod,
-  identityFromPeerCertificate,
   TokenError,
   type TokenVerifier,
 } from '@pullplane/auth';
+import { connectionPeers } from '@pullplane/http-front';
 import type { ExtensionProxyFailure } from './errors.js';
 
 export interface CallerAuthOptions {
@@ -34,12 +33,13 @@ export interface Caller {
   jti?: string;
 }
 
-const CN = { kind: 'mtls', match: 'common-name', spec: 'mtls' } as const;
 /** A caller certificate (`pullplane cert create --kind caller`); never an agent's or a proxy's. */
 const CALLER_CERTIFICATES: CredentialKindPolicy = {
   expect: 'caller',
   unmarkedHint: 'issue the Argo CD server a caller certificate with `pullplane cert create --kind caller`',
 };
+/** Each connection's certificate, read on its first request. */
+const connectionPeer = connectionPeers(CALLER_CERTIFICATES);
 
 /**
  * The Argo CD server, or a refusal. One listener serves one kind of caller: with TLS, a
@@ -51,22 +51,10 @@ export async function identifyCaller(
   req: IncomingMessage,
   opts: CallerAuthOptions,
 ): Promise<{ ok: true; caller: Caller } | { ok: false; failure: ExtensionProxyFailure }> {
-  const socket = req.socket as Partial<TLSSocket>;
-  const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
-  if (peer && Object.keys(peer).length > 0) {
-    if (!socket.authorized) {
-      return {
-        ok: false,
-        failure: {
-          name: 'BAD_CREDENTIALS',
-          detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
-        },
-      };
-    }
-    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
-    if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
-    return allowedOrNot(id.identity.agent, 'mtls', opts);
-  }
+  const peer = connectionPeer(req.socket);
+  if (peer.kind === 'unverified' || peer.kind === 'not-caller')
+    return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: peer.detail } };
+  if (peer.kind === 'caller') return allowedOrNot(peer.identity, 'mtls', opts);
   if (req.headers.authorization !== undefined) {
     if (!opts.tokens)
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: 'bearer tokens are not enabled' } };

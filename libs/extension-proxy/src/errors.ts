@@ -1,5 +1,5 @@
 import { defineErrors } from '@pullplane/errors';
-import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { type Answer, type Failure, type FailureNames, statusAnswer } from '@pullplane/http-front';
 
 /**
  * Every answer the extension proxy gives itself: a stable code, an HTTP status, and a
@@ -99,19 +99,6 @@ export const ExtensionProxyErrors = defineErrors('@pullplane/extension-proxy', {
   },
 });
 
-/** The Status `reason` Kubernetes gives each HTTP status we answer with. */
-const STATUS_REASON: Readonly<Record<number, string>> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  413: 'RequestEntityTooLarge',
-  500: 'InternalError',
-  502: 'BadGateway',
-  504: 'Timeout',
-};
-
 /** The methods Argo CD's API server forwards to a proxy extension; any other is refused. */
 export const EXTENSION_METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -125,55 +112,25 @@ export const EXTENSION_METHODS: ReadonlySet<string> = new Set([
 
 export type ExtensionProxyErrorName = keyof typeof ExtensionProxyErrors.specs;
 
-export interface ExtensionProxyFailure {
-  name: ExtensionProxyErrorName;
-  detail?: string;
-}
+export type ExtensionProxyFailure = Failure<ExtensionProxyErrorName>;
 
-/** The one boundary where tunnel failures become HTTP answers. */
-export function fromTunnelError(err: TunnelError): ExtensionProxyFailure {
-  switch (err.code) {
-    case TunnelErrorCode.NOT_FOUND:
-      return { name: 'NOT_CONNECTED', detail: err.message };
-    // An agent without extensions (or one that predates them) refuses the stream.
-    case TunnelErrorCode.REFUSED:
-      return { name: 'NOT_SERVED', detail: err.message };
-    case TunnelErrorCode.DEADLINE_EXCEEDED:
-      return { name: 'TIMEOUT', detail: err.message };
-    case TunnelErrorCode.UNAVAILABLE:
-    case TunnelErrorCode.GOING_AWAY:
-      return { name: 'TUNNEL_LOST', detail: err.message };
-    default:
-      return { name: 'INTERNAL', detail: err.message };
-  }
-}
+/** The extension proxy's names for what the front finds wrong: its one boundary with tunnel failures. */
+export const EXTENSION_PROXY_FAILURES: FailureNames<ExtensionProxyErrorName> = {
+  NOT_CONNECTED: 'NOT_CONNECTED',
+  // An agent without extensions (or one that predates them) refuses the stream.
+  REFUSED: 'NOT_SERVED',
+  TIMEOUT: 'TIMEOUT',
+  TUNNEL_LOST: 'TUNNEL_LOST',
+  FAILED: 'INTERNAL',
+  TOO_LARGE: 'TOO_LARGE',
+  TOKEN_REVOKED: 'BAD_CREDENTIALS',
+  AGENT_REVOKED: 'REVOKED',
+};
 
-/** The answer for a failure: status, headers (with `Allow` on a 405) and a Status body. */
-export function failureBody(f: ExtensionProxyFailure): {
-  code: number;
-  body: string;
-  headers: Record<string, string>;
-} {
-  const e = ExtensionProxyErrors.specs[f.name];
-  const message =
-    f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
-  const body = JSON.stringify({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: STATUS_REASON[e.status] ?? 'InternalError',
-    details: { causes: [{ reason: e.code }] },
-    code: e.status,
-  });
-  return {
-    code: e.status,
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      ...(e.status === 405 ? { allow: [...EXTENSION_METHODS].join(', ') } : {}),
-    },
-  };
+const ALLOW = { allow: [...EXTENSION_METHODS].join(', ') };
+
+/** The answer for a failure: its Status, with `Allow` on a 405. */
+export function extensionProxyAnswer(f: ExtensionProxyFailure): Answer {
+  const spec = ExtensionProxyErrors.specs[f.name];
+  return statusAnswer(spec, f.detail, spec.status === 405 ? ALLOW : {});
 }

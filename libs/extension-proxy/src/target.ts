@@ -15,6 +15,15 @@ export interface ExtensionTarget {
   path: string;
 }
 
+/** An accepted extension request: where it goes, and who asked. */
+export interface ExtensionRequest extends ExtensionTarget {
+  /** The Argo CD server's identity. */
+  caller: string;
+  via: 'mtls' | 'token' | 'mesh';
+  /** The bearer token's `jti` (via token): its revocation ends what it opened. */
+  jti?: string;
+}
+
 type Result =
   | { ok: true; target: ExtensionTarget }
   /** `extension` once the path named one, for metrics. */

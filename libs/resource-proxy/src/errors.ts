@@ -1,5 +1,5 @@
 import { defineErrors } from '@pullplane/errors';
-import { type TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import { type Answer, type Failure, type FailureNames, statusAnswer } from '@pullplane/http-front';
 
 /**
  * Every answer the proxy itself gives, as a Kubernetes Status. Codes and messages follow the
@@ -82,42 +82,22 @@ export const ResourceProxyErrors = defineErrors('@pullplane/resource-proxy', {
 export const ProxyError = ResourceProxyErrors.specs;
 export type ProxyErrorName = keyof typeof ProxyError;
 
-export interface ProxyFailure {
-  name: ProxyErrorName;
-  detail?: string;
-}
+export type ProxyFailure = Failure<ProxyErrorName>;
 
-/** The one boundary where tunnel failures become HTTP answers. */
-export function fromTunnelError(err: TunnelError): ProxyFailure {
-  switch (err.code) {
-    case TunnelErrorCode.NOT_FOUND:
-      return { name: 'NOT_CONNECTED', detail: err.message };
-    case TunnelErrorCode.REFUSED:
-      return { name: 'DISABLED', detail: err.message };
-    case TunnelErrorCode.DEADLINE_EXCEEDED:
-      return { name: 'TIMEOUT', detail: err.message };
-    case TunnelErrorCode.UNAVAILABLE:
-    case TunnelErrorCode.GOING_AWAY:
-      return { name: 'TUNNEL_LOST', detail: err.message };
-    default:
-      return { name: 'CLUSTER_FAILED', detail: err.message };
-  }
-}
+/** The resource proxy's names for what the front finds wrong: its one boundary with tunnel failures. */
+export const RESOURCE_PROXY_FAILURES: FailureNames<ProxyErrorName> = {
+  NOT_CONNECTED: 'NOT_CONNECTED',
+  // An agent refuses resource streams when its resource proxy is off.
+  REFUSED: 'DISABLED',
+  TIMEOUT: 'TIMEOUT',
+  TUNNEL_LOST: 'TUNNEL_LOST',
+  FAILED: 'CLUSTER_FAILED',
+  TOO_LARGE: 'TOO_LARGE',
+  TOKEN_REVOKED: 'BAD_CREDENTIALS',
+  AGENT_REVOKED: 'REVOKED',
+};
 
-export function statusBody(f: ProxyFailure): { code: number; body: string } {
-  const e = ProxyError[f.name];
-  const message =
-    f.detail && !f.detail.startsWith(e.message) ? `${e.message}: ${f.detail}` : (f.detail ?? e.message);
-  return {
-    code: e.status,
-    body: JSON.stringify({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message,
-      reason: e.reason,
-      code: e.status,
-    }),
-  };
+/** The Kubernetes Status the proxy answers a failure with. */
+export function resourceProxyAnswer(f: ProxyFailure): Answer {
+  return statusAnswer(ProxyError[f.name], f.detail);
 }

@@ -1,14 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import {
   type CredentialKindPolicy,
   extractBearerToken,
   extractHeaderIdentity,
   type HeaderAuthMethod,
-  identityFromPeerCertificate,
   TokenError,
   type TokenVerifier,
 } from '@pullplane/auth';
+import { connectionPeers } from '@pullplane/http-front';
 import { isDnsLabel } from '@pullplane/names';
 import { checkRequestPath } from '@pullplane/proto';
 import type { ProxyFailure } from './errors.js';
@@ -22,7 +21,6 @@ export interface CallerAuthOptions {
   isRevoked?: (agent: string) => boolean;
 }
 
-const CN = { kind: 'mtls', match: 'common-name', spec: 'mtls' } as const;
 /** Only caller certificates reach a cluster: never an agent's or a proxy's, never an unmarked one. */
 const CALLER_CERTIFICATES: CredentialKindPolicy = {
   expect: 'caller',
@@ -43,9 +41,6 @@ const PREFIX = /^\/(?:k8s\/)?clusters\/([^/]*)(\/.*)?$/;
 /** argocd-agent's cluster Secrets address an agent as `server: https://<proxy>?agentName=<agent>`. */
 const AGENT_NAME_PARAM = 'agentName';
 
-/** The path rule both ends apply (see @pullplane/proto). */
-export const checkPath = checkRequestPath;
-
 /**
  * Works out who is asking and for which agent, never routing to an agent the caller is not
  * bound to: a caller certificate binds to the agent named by its CN; a token to the agents
@@ -58,7 +53,8 @@ export async function resolveTarget(
   opts: CallerAuthOptions,
 ): Promise<{ ok: true; target: ResolvedTarget } | { ok: false; failure: ProxyFailure }> {
   const raw = req.url ?? '/';
-  const problem = checkPath(raw);
+  // The path rule both ends apply (see @pullplane/proto).
+  const problem = checkRequestPath(raw);
   if (problem) return { ok: false, failure: { name: 'BAD_PATH', detail: problem } };
 
   let agentFromPath: string | undefined;
@@ -117,44 +113,13 @@ type Caller =
   | { ok: true; identity: string; via: ResolvedTarget['via']; agents: string[] | '*'; jti?: string }
   | { ok: false; failure: ProxyFailure };
 
-/**
- * What a TLS connection's client certificate says, worked out on the connection's first
- * request and kept for the others: the certificate cannot change on a connection (the
- * server refuses renegotiation), so parsing it again per request would only cost time.
- */
-interface ConnectionPeer {
-  /** Why the certificate is refused whatever else comes with it (it did not verify). */
-  refused?: ProxyFailure;
-  /** Who the certificate names, or why it names nobody; absent without a certificate. */
-  caller?: Caller;
-}
-const peers = new WeakMap<object, ConnectionPeer>();
-
-function connectionPeer(socket: Partial<TLSSocket>): ConnectionPeer {
-  const known = peers.get(socket);
-  if (known) return known;
-  const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
-  const presented = peer !== undefined && peer !== null && Object.keys(peer).length > 0;
-  const entry: ConnectionPeer = {};
-  // A certificate the TLS layer could not verify is refused whatever else comes with it.
-  if (presented && !socket.authorized) {
-    entry.refused = {
-      name: 'BAD_CREDENTIALS',
-      detail: `client certificate not accepted: ${String(socket.authorizationError)}`,
-    };
-  } else if (presented) {
-    const id = identityFromPeerCertificate(CN, peer, CALLER_CERTIFICATES);
-    entry.caller = id.ok
-      ? { ok: true, identity: id.identity.agent, via: 'mtls', agents: [id.identity.agent] }
-      : { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };
-  }
-  peers.set(socket, entry);
-  return entry;
-}
+const connectionPeer = connectionPeers(CALLER_CERTIFICATES);
 
 async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Promise<Caller> {
-  const peer = connectionPeer(req.socket as Partial<TLSSocket>);
-  if (peer.refused) return { ok: false, failure: peer.refused };
+  const peer = connectionPeer(req.socket);
+  // A certificate the TLS layer could not verify is refused whatever else comes with it.
+  if (peer.kind === 'unverified')
+    return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: peer.detail } };
   // The token first, as argocd-agent checks it: its cluster Secrets carry a token and a
   // shared client certificate, and the token is what names the agent.
   if (req.headers.authorization !== undefined) {
@@ -170,7 +135,10 @@ async function identifyCaller(req: IncomingMessage, opts: CallerAuthOptions): Pr
       return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail } };
     }
   }
-  if (peer.caller) return peer.caller;
+  if (peer.kind === 'caller')
+    return { ok: true, identity: peer.identity, via: 'mtls', agents: [peer.identity] };
+  if (peer.kind === 'not-caller')
+    return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: peer.detail } };
   if (opts.meshIdentity && req.headers[opts.meshIdentity.method.header] !== undefined) {
     const id = extractHeaderIdentity(opts.meshIdentity.method, req.headers);
     if (!id.ok) return { ok: false, failure: { name: 'BAD_CREDENTIALS', detail: id.reason } };

@@ -147,3 +147,25 @@ describe('the route deadline', () => {
     await reader.cancel();
   });
 });
+
+describe('upgrades', () => {
+  it('refuses exec, attach and port-forward upgrades with 400 before any credential, and opens nothing', async () => {
+    const { connect } = await import('node:net');
+    opened.length = 0;
+    const socket = connect(proxy.port, '127.0.0.1');
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+    });
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.write(
+      'POST /clusters/agent-a/api/v1/namespaces/demo/pods/p/exec?command=sh HTTP/1.1\r\nhost: proxy\r\nconnection: Upgrade\r\nupgrade: SPDY/3.1\r\n\r\n',
+    );
+    await closed;
+    expect(got).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const body = JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4));
+    expect(body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    expect(body.details.causes[0].reason).toBe('RESOURCE_PROXY_UNSUPPORTED');
+    expect(opened).toHaveLength(0);
+  });
+});

@@ -25,13 +25,6 @@ export {
   type FrameWritable,
   forEachFrame,
 } from './frame-channel.js';
-export { bindHttpExchange, type HttpExchangeOptions } from './http-exchange.js';
-export {
-  type HttpResponseRelayOptions,
-  RESPONSE_FRAMING_METRIC,
-  type ResponseFramingViolation,
-  relayHttpResponse,
-} from './http-response.js';
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
 export { createMemoryLink, type MemoryLink } from './memory-transport.js';
 export {

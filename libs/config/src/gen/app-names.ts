@@ -886,22 +886,6 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
-        "flag": "otlp-address",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
-        ],
-        "params": []
-      },
-      {
-        "flag": "otlp-insecure",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
-        ],
-        "params": []
-      },
-      {
         "flag": "insecure-plaintext",
         "aliases": [],
         "env": [
@@ -1050,6 +1034,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.extension-proxy.max-request-body"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "drain-timeout",
@@ -2219,22 +2219,6 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
-        "flag": "otlp-address",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
-        ],
-        "params": []
-      },
-      {
-        "flag": "otlp-insecure",
-        "aliases": [],
-        "env": [
-          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
-        ],
-        "params": []
-      },
-      {
         "flag": "token-key-path",
         "aliases": [
           "jwt-key"
@@ -2437,6 +2421,22 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "principal.resource-proxy.max-request-body"
         ]
+      },
+      {
+        "flag": "otlp-address",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_ADDRESS"
+        ],
+        "params": []
+      },
+      {
+        "flag": "otlp-insecure",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_OTLP_INSECURE"
+        ],
+        "params": []
       },
       {
         "flag": "drain-timeout",

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
 import { afterAll, expect, it } from 'vitest';
-import { bindHttpExchange, createMemoryLink, type LogicalStream, Multiplexer } from '../src/index.js';
+import { bindHttpExchange } from '../src/index.js';
 
 // A real HTTP server whose handler opens a stream over a real multiplexer pair; the agent side
 // records what the stream brought and how it ended.

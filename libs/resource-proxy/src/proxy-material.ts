@@ -20,7 +20,7 @@ import {
   signingKeySpec,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { ResourceProxyConfig } from './options.js';
+import type { ResourceProxyServiceFlags } from './service-options.js';
 
 /** argocd-agent's principal signs the tokens of its cluster Secrets with this issuer and audience. */
 export const ARGOCD_AGENT_TOKEN_ISSUER = 'argocd-agent-server';
@@ -28,7 +28,7 @@ export const ARGOCD_AGENT_RESOURCE_PROXY_AUDIENCE = 'argocd-agent-server-resourc
 
 /** Problems with where the certificate, CA and token key come from (files, or Secrets through a Kubernetes API). */
 export function proxyMaterialProblems(
-  c: ResourceProxyConfig,
+  c: ResourceProxyServiceFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const kube = kubeApiConfigured({ kubeconfig: c.kubeconfig }, env);
@@ -65,7 +65,7 @@ export interface ProxyMaterial extends OpenedMaterials {
  * way in closed). Files win; Secrets are watched.
  */
 export async function openProxyMaterial(
-  c: ResourceProxyConfig,
+  c: ResourceProxyServiceFlags,
   mesh: boolean,
   denyList: DenyList,
   logger: Logger,

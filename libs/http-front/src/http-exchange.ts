@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TunnelErrorCode } from './errors.js';
-import type { TunnelStream } from './logical-stream.js';
+import { TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 
 export interface HttpExchangeOptions {
   hasBody: boolean;

@@ -9,10 +9,10 @@ import {
   openMaterials,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
-import type { ExtensionProxyConfig } from './options.js';
+import type { ExtensionProxyServiceFlags } from './service-options.js';
 
 export function proxyMaterialProblems(
-  c: ExtensionProxyConfig,
+  c: ExtensionProxyServiceFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   if (c.insecurePlaintext || (c.tlsCertPath && c.tlsKeyPath)) return [];
@@ -31,7 +31,10 @@ export interface ProxyMaterial extends OpenedMaterials {
  * The server certificate and the CA of the Argo CD server's client certificate: files win,
  * Secrets are watched. Behind a mesh (plaintext on loopback) there is neither.
  */
-export async function openProxyMaterial(c: ExtensionProxyConfig, logger: Logger): Promise<ProxyMaterial> {
+export async function openProxyMaterial(
+  c: ExtensionProxyServiceFlags,
+  logger: Logger,
+): Promise<ProxyMaterial> {
   if (c.insecurePlaintext)
     return {
       serverTls: undefined,

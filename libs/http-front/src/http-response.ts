@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isTunnelError, TunnelError, TunnelErrorCode } from './errors.js';
-import type { TunnelStream } from './logical-stream.js';
-import { readBufferedBody } from './read-buffered.js';
+import {
+  isTunnelError,
+  readBufferedBody,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+} from '@pullplane/tunnel';
 
 /** Ways an agent's response head and body can disagree, as metric reasons. */
 export type ResponseFramingViolation =
