@@ -8,7 +8,6 @@ import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
-import { AgentRouter } from '@pullplane/router';
 import { createTestPki } from '@pullplane/testing';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -34,7 +33,6 @@ const write = (name: string, body: string) => {
 };
 let pki: Awaited<ReturnType<typeof createTestPki>>;
 let gateway: Gateway;
-let router: AgentRouter;
 let agent: TunnelConnector;
 let service: ExtensionProxyService;
 let tokens: TokenAuthority;
@@ -61,8 +59,6 @@ beforeAll(async () => {
     presenceRefreshMs: 30_000,
   });
   await gateway.start();
-  router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure(), local: gateway });
-  await router.start();
   const agentCert = await pki.agentCert('agent-a');
   agent = new TunnelConnector({
     agentName: 'agent-a',
@@ -100,14 +96,14 @@ beforeAll(async () => {
     env: {},
   });
   service = createExtensionProxyService(
-    { ...config, drainTimeout: 1_000, healthzPort: 0, metricsPort: 0 },
-    { logger, registry: new Registry(), bus, router },
+    { ...config, gatewayPlaintext: true, drainTimeout: 1_000, healthzPort: 0, metricsPort: 0 },
+    { logger, registry: new Registry(), bus, localGateway: () => gateway },
   );
   await service.start();
   url = `https://127.0.0.1:${service.proxy!.port}/metrics/x`;
   // Presence reaches the router asynchronously.
   const deadline = Date.now() + 10_000;
-  while (!router.lookup('agent-a')) {
+  while (!service.router?.lookup('agent-a')) {
     if (Date.now() > deadline) throw new Error('agent-a never reached the router');
     await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
   }
@@ -116,7 +112,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await agent?.stop();
-  router?.stop();
   await gateway?.stop();
   await bus.close();
   rmSync(dir, { recursive: true, force: true });

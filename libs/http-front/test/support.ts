@@ -101,10 +101,10 @@ export function testRoute(
 export function tunnelPair(answer: (s: LogicalStream) => void) {
   const link = createMemoryLink();
   const opened: Open[] = [];
-  const requester = new Multiplexer({ sink: link.a, role: 'gateway' });
+  const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
   const agent = new Multiplexer({
     sink: link.b,
-    role: 'agent',
+    idParity: 'even',
     onStream: (s) => {
       opened.push(s.open);
       answer(s);
@@ -116,7 +116,7 @@ export function tunnelPair(answer: (s: LogicalStream) => void) {
   );
   // The agent's own deadline off (an agent too old to enforce one): only the front's ends a request.
   const router: StreamOpener = {
-    open: (name, { routeDeadline: _d, ...init }) => requester.open({ ...init, agent: name, timeoutMs: 0 }),
+    open: (name, { deadline: _d, routeOnly: _r, ...init }) => requester.open({ ...init, agent: name, timeoutMs: 0 }),
   };
   return { router, opened, close: () => link.close() };
 }
