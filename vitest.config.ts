@@ -7,7 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source', 'module', 'node', 'import', 'default'] } },
   test: {
     include: [
-      '{apps,libs}/*/{src,test}/**/*.test.ts',
+      'apps/*/{src,test}/**/*.test.ts',
+      'libs/*/*/{src,test}/**/*.test.ts',
       'deploy/test/**/*.test.ts',
       'scripts/test/**/*.test.ts',
     ],

@@ -4,7 +4,9 @@ import { execFileSync } from 'node:child_process';
 
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: 'inherit', ...opts });
 run('npm', ['run', '--silent', 'proto:generate']);
-const diff = execFileSync('git', ['status', '--porcelain', '--', 'libs/proto/src/gen'], { encoding: 'utf8' });
+const diff = execFileSync('git', ['status', '--porcelain', '--', 'libs/shared/proto/src/gen'], {
+  encoding: 'utf8',
+});
 if (diff.trim() !== '') {
   console.error(
     `Generated protobuf code is out of date. Run \`npm run proto:generate\` and commit:\n${diff}`,

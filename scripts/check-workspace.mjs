@@ -7,6 +7,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { projectDirs } from './workspace-projects.mjs';
 
 const SIDES = ['principal', 'agent', 'shared', 'testing'];
 const BUILTINS = new Set(builtinModules);
@@ -61,25 +62,18 @@ function packageOf(specifier) {
 
 function loadProjects(root) {
   const projects = [];
-  for (const group of ['apps', 'libs']) {
-    const dir = path.join(root, group);
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir).sort()) {
-      const projectRoot = `${group}/${name}`;
-      const pkgFile = path.join(root, projectRoot, 'package.json');
-      if (!existsSync(pkgFile)) continue;
-      const pkg = readJson(pkgFile);
-      const tags = pkg.nx?.tags ?? [];
-      projects.push({
-        root: projectRoot,
-        group,
-        packageName: pkg.name,
-        pkg,
-        tags,
-        type: tags.filter((t) => t.startsWith('type:')).map((t) => t.slice(5)),
-        side: tags.filter((t) => t.startsWith('side:')).map((t) => t.slice(5)),
-      });
-    }
+  for (const { group, dir } of projectDirs(root)) {
+    const pkg = readJson(path.join(root, dir, 'package.json'));
+    const tags = pkg.nx?.tags ?? [];
+    projects.push({
+      root: dir,
+      group,
+      packageName: pkg.name,
+      pkg,
+      tags,
+      type: tags.filter((t) => t.startsWith('type:')).map((t) => t.slice(5)),
+      side: tags.filter((t) => t.startsWith('side:')).map((t) => t.slice(5)),
+    });
   }
   return projects;
 }

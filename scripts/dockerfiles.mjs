@@ -4,9 +4,10 @@
 // the ports its options listen on (--*listen-port, --metrics-port, --healthz-port defaults) and
 // starts it as its root npm script does. `--check` fails instead of writing (deploy tests run it).
 // Apps tagged side:testing (the single-process demo) get no image.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { projectDirs } from './workspace-projects.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
@@ -16,19 +17,9 @@ const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /** Workspace package name → its directory and workspace dependencies. */
 const workspaces = new Map();
-for (const group of ['apps', 'libs']) {
-  for (const name of readdirSync(path.join(root, group)).sort()) {
-    const file = path.join(root, group, name, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = readJson(file);
-    workspaces.set(pkg.name, {
-      dir: `${group}/${name}`,
-      name,
-      group,
-      pkg,
-      deps: Object.keys(pkg.dependencies ?? {}),
-    });
-  }
+for (const { group, name, dir } of projectDirs(root)) {
+  const pkg = readJson(path.join(root, dir, 'package.json'));
+  workspaces.set(pkg.name, { dir, name, group, pkg, deps: Object.keys(pkg.dependencies ?? {}) });
 }
 
 /** The workspace directories `w` imports, transitively, sorted. */
@@ -79,7 +70,7 @@ function render(w, ports) {
     'COPY libs libs',
     "# Every workspace's package.json (npm ci needs them all to match the lockfile), nothing else:",
     '# the npm ci layers below are rebuilt only when a manifest changes.',
-    'RUN mkdir /out && find apps libs -mindepth 2 -maxdepth 2 -name package.json -exec cp --parents {} /out/ \\;',
+    'RUN mkdir /out && find apps libs -mindepth 2 -maxdepth 3 -name package.json -not -path "*/node_modules/*" -exec cp --parents {} /out/ \\;',
     '',
     `FROM ${NODE_IMAGE} AS build`,
     'WORKDIR /src',

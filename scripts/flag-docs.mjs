@@ -13,7 +13,7 @@ if (only !== undefined && !check) {
   process.exit(2);
 }
 const { appNamesOf, renderMarkdownTable } = await import(
-  pathToFileURL(path.join(root, 'libs/config/dist/index.js')).href
+  pathToFileURL(path.join(root, 'libs/shared/config/dist/index.js')).href
 );
 /** Apps that share a params ConfigMap and env prefix, and the env var naming their params file. */
 const FAMILIES = {
@@ -51,8 +51,8 @@ for (const app of readdirSync(path.join(root, 'apps'))) {
   }
 }
 // One registry of every app's names, so each app can tell a key another app reads from one
-// nobody reads (libs/config reports the latter at startup).
-const registryFile = path.join(root, 'libs/config/src/gen/app-names.ts');
+// nobody reads (libs/shared/config reports the latter at startup).
+const registryFile = path.join(root, 'libs/shared/config/src/gen/app-names.ts');
 const DECLARATION = 'export const APP_NAMES: AppNameRegistry = ';
 if (only !== undefined) {
   const text = readFileSync(registryFile, 'utf8');

@@ -1,5 +1,5 @@
 // NATS in the principal bundles is locked: the bundled server admits only the roles' nkeys with
-// the shipped permissions (the files libs/bus/test/nats-permissions.test.ts runs against a real
+// the shipped permissions (the files libs/principal/bus/test/nats-permissions.test.ts runs against a real
 // nats-server), takes the public keys from one Secret, and every principal service connects with
 // its own role's seed, never with --nats-insecure. The external-NATS example keeps the identities.
 import { execFile } from 'node:child_process';

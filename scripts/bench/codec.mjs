@@ -1,6 +1,6 @@
 // npm run bench:codec — the hand-written frame codec next to protobuf-es, on the built code, in
 // one process and one run: nanoseconds per frame and bytes allocated per frame to encode and to
-// decode the hot frames. Not a test: it prints a table (markdown) to paste into libs/proto's
+// decode the hot frames. Not a test: it prints a table (markdown) to paste into libs/shared/proto's
 // README.
 //
 // Allocation: the growth of the V8 heap and of ArrayBuffer memory over runs that no garbage

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { projectDirs } from '../workspace-projects.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const thisRoot = path.resolve(path.dirname(here), '../..');
@@ -28,7 +29,10 @@ const BODY = JSON.stringify({
 
 /** Child mode: `proxy-fronts.mjs serve <resource|extension> <root> <cached|uncached>`. */
 async function serve(kind, root, tokens) {
-  const lib = (name) => import(pathToFileURL(path.join(root, 'libs', name, 'dist', 'index.js')).href);
+  // libs/<side>/<name>, or libs/<name> in a checkout from before the libs were grouped by side.
+  const libDir = (name) =>
+    projectDirs(root, ['libs']).find((p) => p.name === name)?.dir ?? path.join('libs', name);
+  const lib = (name) => import(pathToFileURL(path.join(root, libDir(name), 'dist', 'index.js')).href);
   const [{ CachedTokenVerifier, TokenAuthority }, { createCertificateAuthority, issueCertificate }, tunnel] =
     await Promise.all([lib('auth'), lib('pki'), lib('tunnel')]);
   const { default: pino } = await import('pino');

@@ -1,6 +1,6 @@
 // Infers every app's and lib's Nx targets from its folder, so a new project needs only a
 // package.json with `nx.tags`: build, typecheck (sources and tests), lint, test (when it has
-// tests), docs-check (apps: the README flag table) and proto-check (libs/proto).
+// tests), docs-check (apps: the README flag table) and proto-check (libs/shared/proto).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -17,7 +17,7 @@ const SHARED = ['{workspaceRoot}/tsconfig.base.json', { externalDependencies: ['
 
 function targetsFor(root, workspaceRoot) {
   const kind = root.split('/')[0];
-  const name = root.split('/')[1];
+  const name = root.split('/').at(-1);
   const abs = path.join(workspaceRoot, root);
   const targets = {
     build: {
@@ -73,13 +73,13 @@ function targetsFor(root, workspaceRoot) {
         'production',
         '^production',
         '{workspaceRoot}/scripts/flag-docs.mjs',
-        '{workspaceRoot}/libs/config/src/gen/app-names.ts',
+        '{workspaceRoot}/libs/shared/config/src/gen/app-names.ts',
       ],
       outputs: [],
       cache: true,
     };
   }
-  if (root === 'libs/proto') {
+  if (root === 'libs/shared/proto') {
     targets['proto-check'] = {
       command: 'node scripts/check-generated.mjs',
       inputs: [
@@ -97,7 +97,7 @@ function targetsFor(root, workspaceRoot) {
 
 /** @type {import('nx/src/project-graph/plugins').CreateNodesV2} */
 export const createNodesV2 = [
-  '{apps,libs}/*/package.json',
+  '{apps/*,libs/*/*}/package.json',
   (files, _options, context) =>
     files.map((file) => {
       const root = path.dirname(file);

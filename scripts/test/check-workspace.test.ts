@@ -77,7 +77,7 @@ describe('check-workspace', () => {
   it('passes on a workspace that follows every rule', () => {
     const root = workspace({
       'libs/shared': { side: 'shared', deps: { pino: '^10' }, files: { 'src/index.ts': "import 'pino';\n" } },
-      'libs/agent-core': {
+      'libs/agent/agent-core': {
         side: 'agent',
         deps: { '@ws/shared': '*' },
         devDeps: { '@ws/fake': '*', '@ws/principal-core': '*', vitest: '*' },
@@ -118,7 +118,7 @@ describe('check-workspace', () => {
   it('refuses agent code importing principal code, and principal code importing agent code', () => {
     const root = workspace({
       'libs/principal-core': principalLib,
-      'libs/agent-core': agentLib,
+      'libs/agent/agent-core': agentLib,
       'libs/agent-redis': {
         side: 'agent',
         deps: { '@ws/principal-core': '*' },
@@ -128,20 +128,20 @@ describe('check-workspace', () => {
       'libs/proxy': {
         side: 'principal',
         deps: { '@ws/agent-core': '*' },
-        refs: ['libs/agent-core'],
+        refs: ['libs/agent/agent-core'],
         files: { 'src/index.ts': "export * from '@ws/agent-core';\n" },
       },
     });
     expect(check(root).map(format)).toEqual([
       '[agent-never-imports-principal] libs/agent-redis/src/executor.ts: "@ws/principal-core": side:agent code imports side:principal libs/principal-core; move what both need into a side:shared lib',
-      '[principal-never-imports-agent] libs/proxy/src/index.ts: "@ws/agent-core": side:principal code imports side:agent libs/agent-core; move what both need into a side:shared lib',
+      '[principal-never-imports-agent] libs/proxy/src/index.ts: "@ws/agent-core": side:principal code imports side:agent libs/agent/agent-core; move what both need into a side:shared lib',
     ]);
   });
 
   it('refuses shared code importing either side (dynamic imports too)', () => {
     const root = workspace({
       'libs/principal-core': principalLib,
-      'libs/names': {
+      'libs/shared/names': {
         side: 'shared',
         deps: { '@ws/principal-core': '*' },
         refs: ['libs/principal-core'],
@@ -149,7 +149,7 @@ describe('check-workspace', () => {
       },
     });
     expect(check(root).map((v) => [v.rule, v.file, v.import])).toEqual([
-      [RULES.sharedImportsSide, 'libs/names/src/index.ts', '@ws/principal-core'],
+      [RULES.sharedImportsSide, 'libs/shared/names/src/index.ts', '@ws/principal-core'],
     ]);
   });
 
@@ -162,7 +162,7 @@ describe('check-workspace', () => {
         refs: ['libs/fake'],
         files: { 'src/index.ts': "import '@ws/fake';\n" },
       },
-      'libs/gateway': {
+      'libs/principal/gateway': {
         side: 'principal',
         deps: { '@ws/fake': '*' },
         devDeps: {},
@@ -174,7 +174,7 @@ describe('check-workspace', () => {
       },
     });
     expect(check(root).map(format)).toEqual([
-      '[testing-only-in-tests] libs/gateway/src/index.ts: "@ws/fake": libs/fake is side:testing: only tests and side:testing projects may import it',
+      '[testing-only-in-tests] libs/principal/gateway/src/index.ts: "@ws/fake": libs/fake is side:testing: only tests and side:testing projects may import it',
     ]);
   });
 
@@ -291,7 +291,7 @@ describe('check-workspace', () => {
   it('exits non-zero from the command line, naming the rule, the file and the import', () => {
     const root = workspace({
       'libs/principal-core': principalLib,
-      'libs/agent-core': {
+      'libs/agent/agent-core': {
         side: 'agent',
         deps: { '@ws/principal-core': '*' },
         refs: ['libs/principal-core'],
@@ -306,7 +306,7 @@ describe('check-workspace', () => {
     }
     expect(failure?.status).toBe(1);
     expect(failure?.stderr).toContain(
-      '[agent-never-imports-principal] libs/agent-core/src/index.ts: "@ws/principal-core": side:agent code imports side:principal libs/principal-core',
+      '[agent-never-imports-principal] libs/agent/agent-core/src/index.ts: "@ws/principal-core": side:agent code imports side:principal libs/principal-core',
     );
     expect(execFileSync(process.execPath, [SCRIPT, REPO], { encoding: 'utf8' })).toContain(
       'workspace rules:',

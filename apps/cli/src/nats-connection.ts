@@ -18,7 +18,7 @@ import { UsageError } from './errors.js';
 export const cliNatsEnv = (flag: string) => `PULLPLANE_${flag.replace(/-/g, '_').toUpperCase()}`;
 
 /**
- * The services' NATS flags (one definition: libs/bus) on a command; `--nats-url` is required
+ * The services' NATS flags (one definition: libs/principal/bus) on a command; `--nats-url` is required
  * when the command always talks to NATS.
  */
 export function natsCommandOptions(cmd: Command, url: { description: string; required: boolean }): Command {
