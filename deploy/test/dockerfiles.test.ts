@@ -7,6 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without declarations
+import { projectDirs } from '../../scripts/workspace-projects.mjs';
 import { DEPLOY_DIR, REPO_ROOT } from './support/render.js';
 
 interface Instruction {
@@ -54,18 +56,14 @@ const rootPkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'u
   engines: { node: string };
 };
 
-/** Workspace package name → directory (apps/x, libs/y). */
+/** Workspace package name → directory (apps/x, libs/<side>/y). */
 const workspaces = new Map<string, { dir: string; deps: string[] }>();
-for (const group of ['apps', 'libs']) {
-  for (const name of readdirSync(path.join(REPO_ROOT, group))) {
-    const file = path.join(REPO_ROOT, group, name, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
-      name: string;
-      dependencies?: Record<string, string>;
-    };
-    workspaces.set(pkg.name, { dir: `${group}/${name}`, deps: Object.keys(pkg.dependencies ?? {}) });
-  }
+for (const { dir } of (projectDirs as (root: string) => Array<{ dir: string }>)(REPO_ROOT)) {
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies?: Record<string, string>;
+  };
+  workspaces.set(pkg.name, { dir, deps: Object.keys(pkg.dependencies ?? {}) });
 }
 
 /** The workspace directories an app imports, transitively (its own excluded). */
@@ -170,7 +168,7 @@ describe.each(APPS)('apps/$app/Dockerfile', ({ app, script }) => {
       const sources = parts.slice(0, -1);
       for (const src of sources) {
         if (c.args.includes('--from='))
-          expect(src).toMatch(/^(\/src\/(apps|libs)\/[a-z0-9-]+\/dist|\/out\/)$/);
+          expect(src).toMatch(/^(\/src\/(apps\/[a-z0-9-]+|libs\/[a-z]+\/[a-z0-9-]+)\/dist|\/out\/)$/);
         else expect(src).toMatch(/^(package\.json|package-lock\.json|scripts\/start-app\.mjs)$/);
       }
     }
@@ -179,7 +177,7 @@ describe.each(APPS)('apps/$app/Dockerfile', ({ app, script }) => {
   it.skipIf(!inTree)('copies exactly the dist/ folders of the app and the workspaces it imports', () => {
     const copied = final!.instructions
       .filter((i) => i.op === 'COPY' && i.args.includes('--from='))
-      .map((i) => /\/src\/((?:apps|libs)\/[a-z0-9-]+)\/dist/.exec(i.args)?.[1])
+      .map((i) => /\/src\/(apps\/[a-z0-9-]+|libs\/[a-z]+\/[a-z0-9-]+)\/dist/.exec(i.args)?.[1])
       .filter((d): d is string => d !== undefined)
       .sort();
     expect(copied).toEqual([...workspaceDeps(`apps/${app}`), `apps/${app}`].sort());

@@ -39,9 +39,7 @@ describe('check-links', () => {
     expect(slugOf("TLS both ways with `--redis-tls` (argocd-agent's `principal.redis.tls.enabled`)")).toBe(
       'tls-both-ways-with---redis-tls-argocd-agents-principalredistlsenabled',
     );
-    expect(slugOf('[libs/shared/errors](libs/shared/errors/README.md) and **bold**')).toBe(
-      'libserrors-and-bold',
-    );
+    expect(slugOf('[libs/errors](libs/errors/README.md) and **bold**')).toBe('libserrors-and-bold');
   });
 
   it('accepts links to files, folders, headings (numbered duplicates included) and explicit anchors', () => {
