@@ -4,25 +4,20 @@
 // what the agent's share of the relay budget allows.
 import { readFileSync, rmSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
-import { Client, type ClientDuplexStream, credentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import type { Agent } from '@pullplane/agent-core';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
 import {
-  AGENT_TUNNEL_CONNECT_PATH,
   batchFrame,
   dataFrame,
-  decodeFrame,
   encodeFrame,
-  type Frame,
-  frame,
   MAX_TUNNEL_MESSAGE_BYTES,
-  type Open,
   responseHeadFrame,
   windowUpdateFrame,
 } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
-import { type NatsServerHandle, startNatsServer } from '@pullplane/testing';
-import { forEachFrame, isTunnelError, type TunnelStream } from '@pullplane/tunnel';
+import { dialRawAgent, type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import { isTunnelError, type TunnelStream } from '@pullplane/tunnel';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -97,55 +92,15 @@ afterAll(async () => {
 /** An agent by hand, with a real agent certificate: it writes whole gRPC messages of its choosing. */
 async function hostileAgent(name: string) {
   const { cert, key } = await pki.agent(name);
-  const client = new Client(
-    gateway.agentAddress,
-    credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
-    { 'grpc.ssl_target_name_override': 'localhost' },
-  );
-  const call: ClientDuplexStream<Frame, Frame> = client.makeBidiStreamRequest(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-  );
-  call.on('error', () => undefined);
-  cleanups.push(() => {
-    call.cancel();
-    client.close();
+  const agent = await dialRawAgent({
+    address: gateway.agentAddress,
+    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    channelOptions: { 'grpc.ssl_target_name_override': 'localhost' },
+    hello: { minProtocolVersion: 2, maxProtocolVersion: 2, agentName: name },
   });
-  const opens: Open[] = [];
-  const waiters: Array<() => void> = [];
-  const welcomed = new Promise<void>((resolve) => {
-    call.on('data', (m: Frame) => {
-      if (m.kind.case === 'welcome') resolve();
-      forEachFrame(m, (f) => {
-        if (f.kind.case === 'open') opens.push(f.kind.value);
-      });
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  call.write(
-    frame({
-      case: 'hello',
-      value: {
-        minProtocolVersion: 2,
-        maxProtocolVersion: 2,
-        agentVersion: 'evil',
-        agentName: name,
-        heartbeatIntervalMs: 30_000,
-      },
-    }),
-  );
-  await welcomed;
+  cleanups.push(agent.close);
   await expect.poll(() => router.lookup(name), { timeout: 10_000 }).toBeTruthy();
-  return {
-    call,
-    opensArrived(n: number): Promise<Open[]> {
-      return new Promise((resolve) => {
-        const check = () => (opens.length >= n ? resolve(opens.slice(0, n)) : waiters.push(check));
-        check();
-      });
-    },
-  };
+  return agent;
 }
 
 function outcome(s: TunnelStream): Promise<Error | undefined> {

@@ -5,25 +5,22 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { Client, type ClientDuplexStream, credentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import {
-  AGENT_TUNNEL_CONNECT_PATH,
   batchFrame,
   dataFrame,
-  decodeFrame,
   encodeFrame,
   type Frame,
-  frame,
   MAX_TUNNEL_MESSAGE_BYTES,
-  type Open,
   responseHeadFrame,
   windowUpdateFrame,
 } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
-import { forEachFrame, isTunnelError, type TunnelStream } from '@pullplane/tunnel';
+import { dialRawAgent } from '@pullplane/testing';
+import { isTunnelError, type TunnelStream } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -105,65 +102,16 @@ async function startRouter(bus: Bus, agents: string[]) {
   return { router, registry };
 }
 
-/**
- * An agent by hand: it speaks the handshake, then only what the test writes, as whole gRPC
- * messages of its choosing. It keeps every Open the gateway sends it.
- */
+/** An agent by hand, speaking protocol v2: it writes whole gRPC messages of the test's choosing. */
 async function hostileAgent(g: Gateway, name: string) {
-  const client = new Client(`127.0.0.1:${g.agentPort}`, credentials.createInsecure());
-  const call: ClientDuplexStream<Frame, Frame> = client.makeBidiStreamRequest(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-    metadataOf(name),
-  );
-  call.on('error', () => undefined);
-  // The gateway ending the call shows as its status; cancelling it here, as its close.
-  const ended = new Promise<void>((resolve) => {
-    call.on('status', () => resolve());
-    call.on('close', () => resolve());
+  const agent = await dialRawAgent({
+    address: `127.0.0.1:${g.agentPort}`,
+    credentials: credentials.createInsecure(),
+    metadata: metadataOf(name),
+    hello: { minProtocolVersion: 2, maxProtocolVersion: 2, agentName: name },
   });
-  cleanups.push(() => {
-    call.cancel();
-    client.close();
-  });
-  const opens: Open[] = [];
-  const waiters: Array<() => void> = [];
-  const welcomed = new Promise<void>((resolve) => {
-    call.on('data', (m: Frame) => {
-      if (m.kind.case === 'welcome') resolve();
-      forEachFrame(m, (f) => {
-        if (f.kind.case === 'open') opens.push(f.kind.value);
-      });
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  call.write(
-    frame({
-      case: 'hello',
-      value: {
-        minProtocolVersion: 2,
-        maxProtocolVersion: 2,
-        agentVersion: 'evil',
-        agentName: name,
-        heartbeatIntervalMs: 30_000,
-      },
-    }),
-  );
-  await welcomed;
-  return {
-    call,
-    opens,
-    ended,
-    /** Resolves once `n` Opens have arrived. */
-    opensArrived(n: number): Promise<Open[]> {
-      return new Promise((resolve) => {
-        const check = () => (opens.length >= n ? resolve(opens.slice(0, n)) : waiters.push(check));
-        check();
-      });
-    },
-    write: (f: Frame) => call.write(f),
-  };
+  cleanups.push(agent.close);
+  return { ...agent, write: (f: Frame) => agent.call.write(f) };
 }
 
 const get = (path: string) => ({

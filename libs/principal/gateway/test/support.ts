@@ -1,6 +1,6 @@
-import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
-import { AGENT_TUNNEL_CONNECT_PATH, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
+import { dialRawAgent, type RawTunnelAgent } from '@pullplane/testing';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll } from 'vitest';
@@ -52,70 +52,28 @@ export function metadataOf(agent: string, credential: 'agent' | 'unmarked' = 'ag
   return md;
 }
 
-export interface RawAgent {
-  /** Welcome, or the error that ended the call before it. */
-  welcome?: Frame;
-  error?: ServiceError;
-  /** Every frame the gateway sent after Welcome, in order. */
-  frames: Frame[];
-  /** Resolves with the path of the first HTTP Open the gateway sends this agent. */
-  firstOpen: Promise<string>;
-  /** Resolves when the gateway ends the call (its error, or undefined for a clean end). */
-  ended: Promise<ServiceError | undefined>;
-  close(): void;
-}
-
 /**
- * Opens a tunnel like an agent, by hand: it says Hello (unless `hello` is false) and then only
- * what the test makes it say; it answers nothing, not even pings. Resolves once Welcome or an
- * error arrived, keeping the call open.
+ * Opens a tunnel like a v1 agent, by hand, on the plaintext test gateway: it says Hello (unless
+ * `hello` is false) and then only what the test makes it say. Closed after the file's tests.
  */
-export function rawAgent(
+export async function rawAgent(
   port: number,
   agent: string,
   opts: { credential?: 'agent' | 'unmarked'; hello?: boolean; heartbeatIntervalMs?: number } = {},
-): Promise<RawAgent> {
-  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
-  const call = client.makeBidiStreamRequest<Frame, Frame>(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-    metadataOf(agent, opts.credential),
-  );
-  const close = () => {
-    call.cancel();
-    client.close();
-  };
-  cleanups.push(close);
-  if (opts.hello !== false) {
-    call.write(
-      frame({
-        case: 'hello',
-        value: {
-          minProtocolVersion: 1,
-          maxProtocolVersion: 1,
-          agentVersion: 't',
-          heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 30_000,
-        },
-      }),
-    );
-  }
-  const frames: Frame[] = [];
-  let opened: (path: string) => void = () => undefined;
-  const firstOpen = new Promise<string>((resolve) => {
-    opened = resolve;
+): Promise<RawTunnelAgent> {
+  const raw = await dialRawAgent({
+    address: `127.0.0.1:${port}`,
+    credentials: credentials.createInsecure(),
+    metadata: metadataOf(agent, opts.credential),
+    hello:
+      opts.hello === false
+        ? false
+        : {
+            minProtocolVersion: 1,
+            maxProtocolVersion: 1,
+            heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 30_000,
+          },
   });
-  const ended = new Promise<ServiceError | undefined>((resolve) => {
-    call.on('error', (error: ServiceError) => resolve(error));
-    call.on('end', () => resolve(undefined));
-  });
-  return new Promise((resolve) => {
-    call.on('data', (f: Frame) => {
-      if (f.kind.case === 'welcome') resolve({ welcome: f, frames, firstOpen, ended, close });
-      else frames.push(f);
-      for (const x of f.kind.case === 'batch' ? f.kind.value.frames : [f])
-        if (x.kind.case === 'open' && x.kind.value.head.case === 'http') opened(x.kind.value.head.value.path);
-    });
-    call.on('error', (error: ServiceError) => resolve({ error, frames, firstOpen, ended, close }));
-  });
+  cleanups.push(raw.close);
+  return raw;
 }

@@ -75,5 +75,6 @@ export {
 } from './otlp-receiver.js';
 export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
 export { RawHttpConnection, type RawHttpResponse } from './raw-http.js';
+export { dialRawAgent, type RawTunnelAgent, type RawTunnelAgentOptions } from './raw-tunnel-agent.js';
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
 export { waitFor } from './wait-for.js';
