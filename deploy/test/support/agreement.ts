@@ -277,10 +277,56 @@ export function provided(
   return undefined;
 }
 
+/** What lies at a path in a container: nothing mounted, a volume nothing fills, or Secret/ConfigMap keys. */
+export type Behind =
+  | { kind: 'unmounted' }
+  | { kind: 'unfilled'; volume: string; type: string }
+  | { kind: 'keys'; volume: string; subPath: boolean; relative: string; keys: Omit<ObjectKey, 'use'>[] };
+
 /**
- * Where a file the container reads comes from: the volume mounted at (or above) its path, and
- * the Secret/ConfigMap keys behind it, each provided by the bundle or the guide.
+ * The Secret/ConfigMap keys behind a path in a container: the volume mounted at (or above) it,
+ * and the key(s) it projects there (a directory: every key).
  */
+export function keysBehind(w: K8sObject, container: Json, podPath: string, directory = false): Behind {
+  const pod = w.spec.template.spec;
+  const mount = [...(container.volumeMounts ?? [])]
+    .filter((m: Json) => podPath === m.mountPath || podPath.startsWith(`${m.mountPath}/`))
+    .sort((a: Json, b: Json) => b.mountPath.length - a.mountPath.length)[0];
+  const volume = mount && (pod.volumes ?? []).find((v: Json) => v.name === mount.name);
+  if (!mount || !volume) return { kind: 'unmounted' };
+  const relative = mount.subPath ?? path.posix.relative(mount.mountPath, podPath);
+  const sources: Array<{ kind: ObjectKey['kind']; o: Json }> = [];
+  if (volume.secret)
+    sources.push({ kind: 'Secret', o: { ...volume.secret, name: volume.secret.secretName } });
+  else if (volume.configMap) sources.push({ kind: 'ConfigMap', o: volume.configMap });
+  else if (volume.projected)
+    for (const s of volume.projected.sources ?? []) {
+      if (s.secret) sources.push({ kind: 'Secret', o: s.secret });
+      if (s.configMap) sources.push({ kind: 'ConfigMap', o: s.configMap });
+    }
+  else
+    return {
+      kind: 'unfilled',
+      volume: volume.name,
+      type: Object.keys(volume)
+        .filter((k) => k !== 'name')
+        .join(', '),
+    };
+  const keys: Omit<ObjectKey, 'use'>[] = [];
+  for (const { kind, o } of sources) {
+    const base = { kind, name: o.name as string, optional: Boolean(o.optional) };
+    if (relative === '' || directory) {
+      if (o.items) for (const it of o.items) keys.push({ ...base, key: it.key });
+      else keys.push(base);
+    } else {
+      const item = o.items ? o.items.find((it: Json) => it.path === relative) : { key: relative };
+      if (item) keys.push({ ...base, key: item.key });
+    }
+  }
+  return { kind: 'keys', volume: volume.name, subPath: Boolean(mount.subPath), relative, keys };
+}
+
+/** Each file a container reads comes from Secret/ConfigMap keys the bundle renders or the guide lists. */
 export function fileProblems(
   id: string,
   w: K8sObject,
@@ -289,79 +335,29 @@ export function fileProblems(
   objects: readonly K8sObject[],
   docs: ReadonlyMap<string, GuideObject>,
 ): string[] {
-  const pod = w.spec.template.spec;
   const problems: string[] = [];
   for (const r of reads) {
     const at = `${id} reads ${r.path} (${r.option})`;
-    const mount = [...(container.volumeMounts ?? [])]
-      .filter((m: Json) => r.path === m.mountPath || r.path.startsWith(`${m.mountPath}/`))
-      .sort((a: Json, b: Json) => b.mountPath.length - a.mountPath.length)[0];
-    if (!mount) {
+    const behind = keysBehind(w, container, r.path, r.directory);
+    if (behind.kind === 'unmounted') {
       // Features that are off read nothing; the app's own validation fails the pod if it would.
       if (r.mustExist) problems.push(`${at}: no volume is mounted there`);
       continue;
     }
-    const volume = (pod.volumes ?? []).find((v: Json) => v.name === mount.name);
-    if (!volume) continue; // reported by the configuration check
-    if (mount.subPath)
+    if (behind.kind === 'unfilled') {
+      problems.push(`${at}: volume ${behind.volume} is ${behind.type}, which nothing fills`);
+      continue;
+    }
+    if (behind.subPath)
       problems.push(
         `${at}: mounted with subPath, which the kubelet never updates (rotation needs a directory mount)`,
       );
-    const relative = mount.subPath ?? path.posix.relative(mount.mountPath, r.path);
-    const sources: Array<{ kind: ObjectKey['kind']; name: string; items?: Json[]; optional: boolean }> = [];
-    if (volume.secret)
-      sources.push({
-        kind: 'Secret',
-        name: volume.secret.secretName,
-        items: volume.secret.items,
-        optional: Boolean(volume.secret.optional),
-      });
-    else if (volume.configMap)
-      sources.push({
-        kind: 'ConfigMap',
-        name: volume.configMap.name,
-        items: volume.configMap.items,
-        optional: Boolean(volume.configMap.optional),
-      });
-    else if (volume.projected)
-      for (const s of volume.projected.sources ?? []) {
-        const o = s.secret ?? s.configMap;
-        if (o)
-          sources.push({
-            kind: s.secret ? 'Secret' : 'ConfigMap',
-            name: o.name,
-            items: o.items,
-            optional: Boolean(o.optional),
-          });
-      }
-    else {
-      problems.push(
-        `${at}: volume ${volume.name} is ${Object.keys(volume)
-          .filter((k) => k !== 'name')
-          .join(', ')}, which nothing fills`,
-      );
+    if (behind.keys.length === 0) {
+      problems.push(`${at}: volume ${behind.volume} projects no key at ${behind.relative}`);
       continue;
     }
-    const keys: ObjectKey[] = [];
-    for (const s of sources) {
-      const use = `${at} from volume ${volume.name}`;
-      if (relative === '' || r.directory) {
-        // The whole directory: every key the volume projects.
-        if (s.items)
-          for (const it of s.items)
-            keys.push({ kind: s.kind, name: s.name, key: it.key, optional: s.optional, use });
-        else keys.push({ kind: s.kind, name: s.name, optional: s.optional, use });
-      } else {
-        const item = s.items ? s.items.find((it: Json) => it.path === relative) : { key: relative };
-        if (item) keys.push({ kind: s.kind, name: s.name, key: item.key, optional: s.optional, use });
-      }
-    }
-    if (keys.length === 0) {
-      problems.push(`${at}: volume ${volume.name} projects no key at ${relative}`);
-      continue;
-    }
-    for (const k of keys) {
-      const p = provided(k, objects, docs);
+    for (const k of behind.keys) {
+      const p = provided({ ...k, use: `${at} from volume ${behind.volume}` }, objects, docs);
       if (p) problems.push(p);
     }
   }
