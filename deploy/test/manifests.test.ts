@@ -122,8 +122,9 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       const id = `${w.kind}/${w.metadata.name}`;
       const pod = podOf(w).spec;
       const psc = pod.securityContext ?? {};
+      // Fixed IDs, and what OpenShift's restricted-v2 SCC admits: openshift.test.ts.
       if (psc.runAsNonRoot !== true) problems.push(`${id}: pod runAsNonRoot`);
-      if (!(psc.runAsUser > 0)) problems.push(`${id}: pod runAsUser must be a non-zero uid`);
+      if (psc.runAsUser === 0) problems.push(`${id}: pod runs as root`);
       if (psc.seccompProfile?.type !== 'RuntimeDefault')
         problems.push(`${id}: seccompProfile RuntimeDefault`);
       if (pod.hostNetwork || pod.hostPID || pod.hostIPC) problems.push(`${id}: host namespaces`);
@@ -449,8 +450,9 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       ]);
       // Which of Argo CD's pods reach the resource and redis proxies (and that nothing else
       // does): agreement.test.ts, against Argo CD's own pod labels.
+      // Agents come in through a load balancer, the mesh, or (OpenShift) a Route.
       expect(get(x.objects, 'Service', 'argocd-agent-principal').spec.type).toBe(
-        overlay.mesh === 'none' ? 'LoadBalancer' : 'ClusterIP',
+        overlay.mesh === 'none' && !overlay.openshift ? 'LoadBalancer' : 'ClusterIP',
       );
     });
   }
@@ -705,7 +707,8 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       const d = get(x.objects, 'Deployment', 'argocd-agent-agent');
       expect(d.spec.replicas).toBe(1);
       const agent = x.configs.get('argocd-agent-agent/agent')!;
-      expect(agent.config.serverPort).toBe(8443);
+      // The gateway's agent port, or OpenShift's router in front of it.
+      expect(agent.config.serverPort).toBe(overlay.openshift ? 443 : 8443);
       expect(agent.config.namespace).toBe('argocd');
       const egress = get(x.objects, 'NetworkPolicy', 'argocd-agent-agent').spec.egress.flatMap(
         (e: { ports: Array<{ port: number }> }) => e.ports.map((p) => p.port),

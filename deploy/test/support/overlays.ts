@@ -38,6 +38,8 @@ export const OVERLAYS: Record<string, Overlay> = {
   'istio/agent': { side: 'agent', mesh: 'istio', guides: [meshAgent] },
   'linkerd/principal': { side: 'principal', mesh: 'linkerd', guides: [meshPrincipal] },
   'linkerd/agent': { side: 'agent', mesh: 'linkerd', guides: [meshAgent] },
+  'openshift/principal': { side: 'principal', mesh: 'none', openshift: true, guides: [plainPrincipal] },
+  'openshift/agent': { side: 'agent', mesh: 'none', openshift: true, guides: [plainAgent] },
   'examples/principal-external-nats': {
     side: 'principal',
     mesh: 'none',
