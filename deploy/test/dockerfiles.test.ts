@@ -1,5 +1,5 @@
 // No Docker engine runs here, so the images are checked by reading their Dockerfiles: pinned base
-// images, a non-root numeric user, the same start script as `npm run start:<app>` in exec form,
+// images, a non-root numeric user in group 0 (OpenShift's arbitrary UIDs), the same start script as `npm run start:<app>` in exec form,
 // no HEALTHCHECK (Kubernetes probes), production dependencies only, and exactly the compiled
 // workspaces the app imports.
 import { execFile } from 'node:child_process';
@@ -122,13 +122,18 @@ describe.each(APPS)('apps/$app/Dockerfile', ({ app, script }) => {
     expect(new Set(stages.filter((s) => !stageNames.has(s.from)).map((s) => s.from)).size).toBe(1);
   });
 
-  it('runs as a non-root numeric user in the final stage', () => {
+  it('runs as a non-root numeric user in group 0, writing only where group 0 may (any UID, as OpenShift runs it)', () => {
     const users = final!.instructions.filter((i) => i.op === 'USER');
     expect(users.length).toBe(1);
-    const m = /^(\d+)(?::(\d+))?$/.exec(users[0]!.args.trim());
-    expect(m, `USER ${users[0]!.args} is not numeric`).not.toBeNull();
+    const m = /^(\d+):(\d+)$/.exec(users[0]!.args.trim());
+    expect(m, `USER ${users[0]!.args} is not numeric uid:gid`).not.toBeNull();
     expect(Number(m![1])).toBeGreaterThan(0);
-    if (m![2] !== undefined) expect(Number(m![2])).toBeGreaterThan(0);
+    // OpenShift's arbitrary UIDs are in group 0; a UID of its own range has no other group.
+    expect(Number(m![2])).toBe(0);
+    // $HOME is where Node and libraries write by default: the world-writable /tmp (an emptyDir
+    // in the bundles), not a home directory only UID 1000 owns.
+    const env = final!.instructions.filter((i) => i.op === 'ENV').map((i) => i.args);
+    expect(env).toContain('HOME=/tmp');
     // USER comes after every RUN of the final stage, so nothing after it runs as root.
     const ops = final!.instructions.map((i) => i.op);
     expect(ops.lastIndexOf('RUN')).toBeLessThan(ops.indexOf('USER'));

@@ -11,14 +11,18 @@ import { parseArgocdExtensionConfig } from '@pullplane/extension-config';
 import { agentAuthMethod, internalAuthMethod } from '@pullplane/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { callersOf } from './support/agreement.js';
+import { appSpecs, IMAGE, POD_IP, removeScratch } from './support/apps.js';
+import { CLUSTER, podsOf } from './support/network.js';
 import {
-  appSpecs,
-  type ContainerConfig,
-  containerConfig,
-  IMAGE,
-  POD_IP,
-  removeScratch,
-} from './support/apps.js';
+  configsOf,
+  containersOf,
+  type Mesh,
+  OVERLAYS,
+  podOf,
+  type Rendered,
+  renderAll,
+} from './support/overlays.js';
 import {
   byKind,
   containerPort,
@@ -28,38 +32,10 @@ import {
   type K8sObject,
   key,
   REPO_ROOT,
-  render,
   selects,
   workloads,
 } from './support/render.js';
 import { validateObject } from './support/validate.js';
-
-type Mesh = 'none' | 'istio' | 'linkerd';
-interface Overlay {
-  side: 'principal' | 'agent' | 'argocd';
-  mesh: Mesh;
-  externalNats?: boolean;
-}
-
-/** Every kustomization under deploy/ that renders on its own (components are rendered through these). */
-const OVERLAYS: Record<string, Overlay> = {
-  'base/principal': { side: 'principal', mesh: 'none' },
-  'base/agent': { side: 'agent', mesh: 'none' },
-  'istio/principal': { side: 'principal', mesh: 'istio' },
-  'istio/agent': { side: 'agent', mesh: 'istio' },
-  'linkerd/principal': { side: 'principal', mesh: 'linkerd' },
-  'linkerd/agent': { side: 'agent', mesh: 'linkerd' },
-  'examples/principal-external-nats': { side: 'principal', mesh: 'none', externalNats: true },
-  'examples/principal-servicemonitor': { side: 'principal', mesh: 'none' },
-  'examples/principal-monitoring': { side: 'principal', mesh: 'none' },
-  'examples/agent-enhanced-rbac': { side: 'agent', mesh: 'none' },
-  'test/fixtures/argocd': { side: 'argocd', mesh: 'none' },
-  // `pullplane migrate`'s output for an argocd-agent installation (apps/cli/test/migrate.test.ts keeps it current).
-  'test/fixtures/migrated/principal': { side: 'principal', mesh: 'none' },
-  'test/fixtures/migrated/agent': { side: 'agent', mesh: 'none' },
-  'test/fixtures/argocd-redis-tls': { side: 'argocd', mesh: 'none' },
-  'test/fixtures/argocd-extensions': { side: 'argocd', mesh: 'none' },
-};
 
 const VERSION = (
   JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
@@ -80,27 +56,9 @@ const PRINCIPAL_SERVICES = {
 /** Params keys the lead's code may not have yet; none pending today. */
 const PENDING_PARAMS_KEYS = new Set<string>();
 
-interface Rendered {
-  objects: K8sObject[];
-  /** workload name/container name → its loaded configuration (pullplane containers only). */
-  configs: Map<string, ContainerConfig>;
-}
-const rendered = new Map<string, Rendered>();
-
+let rendered: Map<string, Rendered>;
 beforeAll(async () => {
-  await Promise.all(
-    Object.keys(OVERLAYS).map(async (dir) => {
-      const objects = await render(dir);
-      const configs = new Map<string, ContainerConfig>();
-      for (const w of workloads(objects)) {
-        for (const c of w.spec.template.spec.containers ?? []) {
-          if (IMAGE.test(c.image))
-            configs.set(`${w.metadata.name}/${c.name}`, await containerConfig(objects, w, c));
-        }
-      }
-      rendered.set(dir, { objects, configs });
-    }),
-  );
+  rendered = await renderAll();
 }, 60_000);
 afterAll(removeScratch);
 
@@ -110,20 +68,12 @@ const r = (dir: string): Rendered => {
   return x;
 };
 
-/** Pod template of a workload. */
-const podOf = (w: K8sObject) =>
-  w.spec.template as { metadata: K8sObject['metadata']; spec: K8sObject['spec'] };
-const containersOf = (w: K8sObject): K8sObject['spec'][] => podOf(w).spec.containers ?? [];
 /** All ports a pod's containers declare. */
 const declaredPorts = (w: K8sObject): number[] =>
   containersOf(w).flatMap((c) => (c.ports ?? []).map((p: { containerPort: number }) => p.containerPort));
 /** Workloads whose pods a selector selects. */
 const selected = (objects: K8sObject[], selector: Parameters<typeof selects>[0]) =>
   workloads(objects).filter((w) => selects(selector, podOf(w).metadata.labels));
-const configsOf = (x: Rendered, w: K8sObject) =>
-  containersOf(w)
-    .map((c) => x.configs.get(`${w.metadata.name}/${c.name}`))
-    .filter((c): c is ContainerConfig => c !== undefined);
 
 describe('deploy/ overlays', () => {
   it('covers every kustomization under deploy/ that is not a component', () => {
@@ -172,8 +122,9 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       const id = `${w.kind}/${w.metadata.name}`;
       const pod = podOf(w).spec;
       const psc = pod.securityContext ?? {};
+      // Fixed IDs, and what OpenShift's restricted-v2 SCC admits: openshift.test.ts.
       if (psc.runAsNonRoot !== true) problems.push(`${id}: pod runAsNonRoot`);
-      if (!(psc.runAsUser > 0)) problems.push(`${id}: pod runAsUser must be a non-zero uid`);
+      if (psc.runAsUser === 0) problems.push(`${id}: pod runs as root`);
       if (psc.seccompProfile?.type !== 'RuntimeDefault')
         problems.push(`${id}: seccompProfile RuntimeDefault`);
       if (pod.hostNetwork || pod.hostPID || pod.hostIPC) problems.push(`${id}: host namespaces`);
@@ -350,10 +301,8 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
             !from.namespaceSelector &&
             selected(x.objects, from.podSelector).length === 0
           ) {
-            // Argo CD's own pods are not part of these bundles.
-            const argocd =
-              from.podSelector.matchLabels?.['app.kubernetes.io/part-of'] === 'argocd' ||
-              from.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'argocd-server';
+            // Argo CD's own pods are not part of these bundles (test/fixtures/cluster stands for them).
+            const argocd = podsOf(CLUSTER).some((p) => selects(from.podSelector, p.labels));
             if (!argocd)
               problems.push(`NetworkPolicy ${np.metadata.name}: a from.podSelector selects nothing`);
           }
@@ -499,17 +448,11 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       expect(ext.from).toEqual([
         { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'argocd-server' } } },
       ]);
-      for (const [name, port] of [
-        ['argocd-agent-redis-proxy', 6379],
-        ['argocd-agent-resource-proxy', 9090],
-      ] as const) {
-        const rule = rules(name).find((rr) => rr.ports.some((p) => p.port === port))!;
-        expect(rule.from).toEqual([
-          { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'argocd' } } },
-        ]);
-      }
+      // Which of Argo CD's pods reach the resource and redis proxies (and that nothing else
+      // does): agreement.test.ts, against Argo CD's own pod labels.
+      // Agents come in through a load balancer, the mesh, or (OpenShift) a Route.
       expect(get(x.objects, 'Service', 'argocd-agent-principal').spec.type).toBe(
-        overlay.mesh === 'none' ? 'LoadBalancer' : 'ClusterIP',
+        overlay.mesh === 'none' && !overlay.openshift ? 'LoadBalancer' : 'ClusterIP',
       );
     });
   }
@@ -663,7 +606,7 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
         expect(meshAdmits(mesh, method, admits, 'argocd', 'evil.example'), what).toBeUndefined();
       }
       expect(gateway.config.internalAllowedClients.length).toBeGreaterThan(0);
-      expect(proxy.config.allowedCallers).toEqual(['argocd-server']);
+      expect(proxy.config.allowedCallers).toEqual(meshCallers('resource-proxy', 'api'));
       expect(proxy.config.gatewayPlaintext).toBe(true);
       expect(String(x.configs.get('argocd-agent-redis-proxy/redis-proxy')!.config.gatewayPlaintext)).toBe(
         'true',
@@ -715,8 +658,13 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       expect(allowed('argocd-agent-principal', gateway.config.internalListenPort)).toEqual(
         [...gateway.config.internalAllowedClients].sort(),
       );
-      expect(allowed('argocd-agent-resource-proxy', 9090)).toEqual(['argocd-server']);
-      expect(allowed('argocd-agent-redis-proxy', 6379)).toEqual(['argocd-server']);
+      expect(allowed('argocd-agent-resource-proxy', 9090)).toEqual(
+        meshCallers('resource-proxy', 'api').sort(),
+      );
+      expect(allowed('argocd-agent-redis-proxy', 6379)).toEqual(meshCallers('redis-proxy', 'redis').sort());
+      expect(allowed('argocd-agent-extension-proxy', 8090)).toEqual(
+        meshCallers('extension-proxy', 'api').sort(),
+      );
       // The proxies' service accounts are the identities the gateway admits internally.
       for (const sa of gateway.config.internalAllowedClients)
         expect(find(x.objects, 'ServiceAccount', sa)).toBeTruthy();
@@ -759,7 +707,8 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       const d = get(x.objects, 'Deployment', 'argocd-agent-agent');
       expect(d.spec.replicas).toBe(1);
       const agent = x.configs.get('argocd-agent-agent/agent')!;
-      expect(agent.config.serverPort).toBe(8443);
+      // The gateway's agent port, or OpenShift's router in front of it.
+      expect(agent.config.serverPort).toBe(overlay.openshift ? 443 : 8443);
       expect(agent.config.namespace).toBe('argocd');
       const egress = get(x.objects, 'NetworkPolicy', 'argocd-agent-agent').spec.egress.flatMap(
         (e: { ports: Array<{ port: number }> }) => e.ports.map((p) => p.port),
@@ -807,6 +756,13 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
     });
   }
 });
+
+/** The service accounts of a listener's callers (agreement.ts says who they are; Argo CD names its service accounts after its components). */
+function meshCallers(app: string, listener: string): string[] {
+  const { who } = callersOf(app, listener, podsOf(CLUSTER), []);
+  if (who === 'anyone') throw new Error(`${app} ${listener}: callers are not named`);
+  return who.map((p) => p.labels['app.kubernetes.io/name']!);
+}
 
 /** The identity a pinned mesh auth method extracts for a sidecar-shaped header, or undefined. */
 function meshAdmits(

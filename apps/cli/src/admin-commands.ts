@@ -106,27 +106,43 @@ function readCa(caDir: string): { certPem: string; keyPem: string } {
 
 export interface CertCreateOptions {
   name: string;
-  kind: CredentialKind;
+  /** A client credential's kind, or `server`: a listener's certificate. */
+  kind: CredentialKind | 'server';
   caDir: string;
   validityDays: number;
+  /** DNS names of a server certificate (what clients dial and verify). */
+  dns?: string[];
+  /** IP addresses of a server certificate. */
+  ip?: string[];
   /** Name of the kubernetes.io/tls Secret to print. */
   secretName?: string;
   namespace: string;
 }
 
 /**
- * `cert create`: a client certificate of one kind (agent, caller, proxy) as a
- * kubernetes.io/tls Secret, for credentials `agent create` and `kubeconfig` do not issue
- * (the proxies' certificates for the gateways' internal listener).
+ * `cert create`: a client certificate of one kind (agent, caller, proxy), or a server
+ * certificate for the names clients dial, as a kubernetes.io/tls Secret, for credentials
+ * `agent create` and `kubeconfig` do not issue (the proxies' certificates for the gateways'
+ * internal listener, the listeners' own certificates).
  */
 export async function certCreate(o: CertCreateOptions): Promise<Record<string, unknown>> {
   requireAgentName(o.name);
+  const server = o.kind === 'server';
+  const dns = o.dns ?? [];
+  const ip = o.ip ?? [];
+  if (server && dns.length === 0 && ip.length === 0)
+    throw new UsageError('--kind server needs --dns (or --ip): the names clients dial and verify');
+  if (!server && (dns.length > 0 || ip.length > 0))
+    throw new UsageError(
+      `--dns and --ip are for --kind server; a ${o.kind} certificate names its holder by its CN`,
+    );
   const ca = readCa(o.caDir);
   const cert = await issueCertificate(ca, {
     commonName: o.name,
-    usage: 'client',
-    kind: o.kind,
     validityDays: o.validityDays,
+    ...(server
+      ? { usage: 'server' as const, dnsNames: dns, ipAddresses: ip }
+      : { usage: 'client' as const, kind: o.kind as CredentialKind }),
   });
   return {
     apiVersion: 'v1',

@@ -107,14 +107,21 @@ export function buildProgram(io: Io): Command {
     .description('Client certificates of one credential kind.')
     .command('create <name>')
     .description(
-      "Issue a client certificate of one kind (proxy: a proxy's certificate for the gateways' internal listener) as a kubernetes.io/tls Secret.",
+      "Issue a client certificate of one kind (proxy: a proxy's certificate for the gateways' internal listener), or a listener's server certificate, as a kubernetes.io/tls Secret.",
     )
     .addOption(
-      new Option('--kind <kind>', 'agent, caller or proxy')
-        .choices(['agent', 'caller', 'proxy'])
+      new Option('--kind <kind>', 'agent, caller, proxy (client certificates) or server')
+        .choices(['agent', 'caller', 'proxy', 'server'])
         .makeOptionMandatory(),
     )
     .requiredOption('--ca-dir <dir>', 'CA from `ca init`')
+    .option('--dns <names>', 'server: DNS names clients dial (repeatable, or comma-separated)', collect, [])
+    .option(
+      '--ip <addresses>',
+      'server: IP addresses clients dial (repeatable, or comma-separated)',
+      collect,
+      [],
+    )
     .option('--secret-name <name>', 'name of the Secret (default <name>-<kind>-tls)')
     .option('--namespace <ns>', 'namespace of the Secret', 'argocd')
     .option('--validity-days <days>', 'certificate lifetime', positiveInt, 365)

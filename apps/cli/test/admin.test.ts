@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -144,6 +145,51 @@ describe('pullplane ca and agent', () => {
     ]);
     const bad = await cli('cert', 'create', 'x', '--kind', 'admin', '--ca-dir', caDir());
     expect(bad.code).toBe(2);
+  });
+
+  it('cert create issues a server certificate for the names clients dial, and no client kind', async () => {
+    const r = await cli(
+      'cert',
+      'create',
+      'argocd-agent-principal',
+      '--kind',
+      'server',
+      '--ca-dir',
+      caDir(),
+      '--dns',
+      'principal.example.com,argocd-agent-principal-internal',
+      '--ip',
+      '10.0.0.5',
+      '--output',
+      'json',
+    );
+    expect(r.code).toBe(0);
+    const secret = JSON.parse(r.out) as Manifest;
+    expect(secret.metadata.name).toBe('argocd-agent-principal-server-tls');
+    const cert = describeCertificate(secret.stringData!['tls.crt']!);
+    expect(cert.dnsNames).toEqual(['principal.example.com', 'argocd-agent-principal-internal']);
+    expect(cert.ipAddresses).toEqual(['10.0.0.5']);
+    // Extended key usage: serverAuth only.
+    expect(new X509Certificate(secret.stringData!['tls.crt']!).keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+    // No credential kind: a server certificate is never taken for an agent, caller or proxy.
+    expect(cert.uris).toEqual([]);
+    // A server certificate without names, or names on a client certificate, is a usage error.
+    expect((await cli('cert', 'create', 'x', '--kind', 'server', '--ca-dir', caDir())).code).toBe(2);
+    const named = await cli(
+      'cert',
+      'create',
+      'x',
+      '--kind',
+      'proxy',
+      '--ca-dir',
+      caDir(),
+      '--dns',
+      'x.example',
+    );
+    expect([named.code, named.err]).toEqual([
+      2,
+      expect.stringContaining('--dns and --ip are for --kind server'),
+    ]);
   });
 
   it('agent list shows connected agents from presence', async () => {

@@ -276,6 +276,36 @@ describe('pullplane migrate', () => {
     }
   });
 
+  it('shows only pullplane commands that run: those in MIGRATION.md and in the migration guide', async () => {
+    const files = await migrate({ from, namespace: [], deployDir, out: dir, write: false });
+    const guide = readFileSync(path.join(root, 'docs/migrating-from-argocd-agent.md'), 'utf8');
+    // `pullplane …` in backquotes, up to a pipe: what an operator copies.
+    const commands = [
+      ...`${files.get('MIGRATION.md')}\n${guide}`.matchAll(/`pullplane ([^`|]+?)\s*(?:\|[^`]*)?`/g),
+    ]
+      .map((m) => m[1]!.trim())
+      .filter((c) => /^(cert create|nats nkeys) /.test(c));
+    expect(commands.some((c) => c.includes('--kind proxy --ca-dir ./pki'))).toBe(true);
+    expect(commands.some((c) => c.includes('--kind server'))).toBe(true);
+    const work = makeTempDir('pullplane-migrate-commands-');
+    let errors = '';
+    const io = {
+      out: () => undefined,
+      err: (t: string) => {
+        errors += t;
+      },
+    };
+    // The CA they name, as the operator would have saved argocd-agentctl's.
+    expect(await runCli(['ca', 'init', '--dir', path.join(work, 'pki')], io)).toBe(0);
+    for (const c of new Set(commands)) {
+      const argv = c.split(/\s+/).map((w) => w.replace(/^\.\//, `${work}/`));
+      errors = '';
+      const code = await runCli(argv, io);
+      // Notes on stderr are fine (nats nkeys says where the seeds went); errors are not.
+      expect([c, code, /^error/m.test(errors) ? errors : '']).toEqual([c, 0, '']);
+    }
+  });
+
   it('says so when the input holds no argocd-agent installation', async () => {
     const empty = path.join(dir, 'empty.yaml');
     writeFileSync(empty, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {a: b}\n');

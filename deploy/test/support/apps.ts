@@ -7,9 +7,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { validateAgentConfig } from '@pullplane/agent-core';
+import { type AuthMethod, parseCallerAuthMethod } from '@pullplane/auth';
 import { ConfigError, loadConfig, type OptionDef } from '@pullplane/config';
 import { validateExtensionProxyConfig } from '@pullplane/extension-proxy';
-import { validateGatewayConfig } from '@pullplane/gateway';
+import { agentAuthMethod, internalAuthMethod, validateGatewayConfig } from '@pullplane/gateway';
 import { validateRedisProxyConfig } from '@pullplane/redis-proxy';
 import { validateResourceProxyConfig } from '@pullplane/resource-proxy';
 import { agentOptions } from '../../../apps/agent/src/options.js';
@@ -30,7 +31,27 @@ export interface Listener {
   plaintext: boolean;
   /** Trusts a mesh identity header. */
   headerAuth: boolean;
+  /** How a caller may prove who it is. */
+  accepts: Credential[];
 }
+
+export type Credential = 'client-certificate' | 'bearer-token' | 'mesh-identity' | 'password';
+
+const BY_METHOD: Record<AuthMethod['kind'], Credential> = {
+  mtls: 'client-certificate',
+  header: 'mesh-identity',
+  token: 'bearer-token',
+};
+/** What an auth method accepts, plus bearer tokens when a key verifies them. */
+const accepting = (method: () => AuthMethod, tokenKeyPath?: unknown): Credential[] => {
+  let kind: Credential | undefined;
+  try {
+    kind = BY_METHOD[method().kind];
+  } catch {
+    // A refused auth spec is the configuration check's problem.
+  }
+  return [...new Set([...(kind ? [kind] : []), ...(tokenKeyPath ? (['bearer-token'] as const) : [])])];
+};
 
 export interface AppSpec {
   app: string;
@@ -76,6 +97,10 @@ const redisProxyListeners = (c: Config): Listener[] => [
     port: Number(c.listenPort),
     plaintext: !c.tlsCertPath,
     headerAuth: false,
+    accepts: [
+      ...(c.redisPassword || c.redisCredsDirPath ? (['password'] as const) : []),
+      ...(c.tlsClientCaPath ? (['client-certificate'] as const) : []),
+    ],
   },
 ];
 
@@ -95,6 +120,7 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
           port: c.listenPort,
           plaintext: Boolean(c.insecurePlaintext),
           headerAuth: isHeaderAuth(c.auth),
+          accepts: accepting(() => agentAuthMethod(c as never)),
         },
         {
           name: 'internal',
@@ -102,6 +128,7 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
           port: c.internalListenPort,
           plaintext: Boolean(c.insecurePlaintext),
           headerAuth: isHeaderAuth(c.internalAuth),
+          accepts: accepting(() => internalAuthMethod(c as never)),
         },
       ],
       (c) => validateGatewayConfig(c as never),
@@ -119,6 +146,7 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
                 port: c.listenPort,
                 plaintext: Boolean(c.insecurePlaintext),
                 headerAuth: isHeaderAuth(c.auth),
+                accepts: accepting(() => parseCallerAuthMethod(c as never), c.tokenKeyPath),
               },
             ]
           : [],
@@ -135,6 +163,7 @@ export function appSpecs(): Promise<Record<string, AppSpec>> {
           port: c.listenPort,
           plaintext: Boolean(c.insecurePlaintext),
           headerAuth: isHeaderAuth(c.auth),
+          accepts: accepting(() => parseCallerAuthMethod(c as never), c.tokenKeyPath),
         },
       ],
       (c) => validateExtensionProxyConfig(c as never),
@@ -198,6 +227,8 @@ export interface ContainerConfig {
   podIpEnv: string[];
   /** Problems: unknown flags, bad values, missing files, refused combinations. */
   problems: string[];
+  /** The scratch directory standing for the pod's filesystem: a path in `config` minus it is the pod's path. */
+  root: string;
 }
 
 const POD_IP = '10.0.0.17';
@@ -309,7 +340,7 @@ export async function containerConfig(
   try {
     entry = entrypointArgv(container);
   } catch (err) {
-    return { ...empty(app, spec), problems: [...problems, String((err as Error).message)] };
+    return { ...empty(app, spec, root), problems: [...problems, String((err as Error).message)] };
   }
   if (entry.app !== undefined && entry.app !== app)
     problems.push(`wrapper starts ${entry.app}, image is ${app}`);
@@ -373,10 +404,11 @@ export async function containerConfig(
     flagNames,
     podIpEnv,
     problems,
+    root,
   };
 }
 
-function empty(app: string, spec: AppSpec): ContainerConfig {
+function empty(app: string, spec: AppSpec, root: string): ContainerConfig {
   return {
     app,
     spec,
@@ -390,6 +422,7 @@ function empty(app: string, spec: AppSpec): ContainerConfig {
     flagNames: [],
     podIpEnv: [],
     problems: [],
+    root,
   };
 }
 

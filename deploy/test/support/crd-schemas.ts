@@ -1,5 +1,5 @@
 // JSON Schemas for the custom resources that have no model package: Linkerd's policy.linkerd.io
-// kinds and the Prometheus Operator's ServiceMonitor. Written from the CRDs' documented fields,
+// kinds, the Prometheus Operator's ServiceMonitor and PrometheusRule, and OpenShift's Route. Written from the CRDs' documented fields,
 // closed (additionalProperties: false) so a misspelt field fails.
 import type { AnySchema } from 'ajv';
 
@@ -196,6 +196,63 @@ const serviceMonitorSpec: AnySchema = {
   additionalProperties: false,
 };
 
+/**
+ * route.openshift.io/v1 Route (OpenShift's router): the host it answers for, the Service and its
+ * port it sends to, and how TLS is handled (passthrough: the router forwards by SNI, TLS stays
+ * end to end).
+ */
+const routeTarget: AnySchema = {
+  type: 'object',
+  required: ['kind', 'name'],
+  properties: {
+    kind: { enum: ['Service', ''] },
+    name: { type: 'string', minLength: 1 },
+    weight: { type: 'integer', minimum: 0, maximum: 256 },
+  },
+  additionalProperties: false,
+};
+const routeSpec: AnySchema = {
+  type: 'object',
+  required: ['to'],
+  properties: {
+    host: {
+      type: 'string',
+      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+      maxLength: 253,
+    },
+    subdomain: { type: 'string' },
+    path: { type: 'string', pattern: '^/' },
+    to: routeTarget,
+    alternateBackends: { type: 'array', maxItems: 3, items: routeTarget },
+    port: {
+      type: 'object',
+      required: ['targetPort'],
+      properties: { targetPort: portNumberOrName },
+      additionalProperties: false,
+    },
+    tls: {
+      type: 'object',
+      required: ['termination'],
+      properties: {
+        termination: { enum: ['edge', 'passthrough', 'reencrypt'] },
+        insecureEdgeTerminationPolicy: { enum: ['Allow', 'None', 'Redirect', ''] },
+        certificate: { type: 'string' },
+        key: { type: 'string' },
+        caCertificate: { type: 'string' },
+        destinationCACertificate: { type: 'string' },
+        externalCertificate: {
+          type: 'object',
+          properties: { name: { type: 'string' } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    wildcardPolicy: { enum: ['None', 'Subdomain'] },
+  },
+  additionalProperties: false,
+};
+
 /** apiVersion/kind → schema. */
 /** Prometheus' duration syntax (`5m`, `1h30m`), as the PrometheusRule CRD validates it. */
 const promDuration: AnySchema = {
@@ -269,6 +326,7 @@ export const crdSchemas: Record<string, AnySchema> = {
     'PrometheusRule',
     prometheusRuleSpec,
   ),
+  'route.openshift.io/v1/Route': resource('route.openshift.io/v1', 'Route', routeSpec),
   'monitoring.coreos.com/v1/ServiceMonitor': resource(
     'monitoring.coreos.com/v1',
     'ServiceMonitor',

@@ -26,6 +26,17 @@ export interface VolumePatch {
   sources: Array<{ secret: string; items: Array<{ key: string; path: string }> }>;
 }
 
+/** A Secret of argocd-agent's installation that the overlay mounts, as MIGRATION.md lists it. */
+export interface SecretRow {
+  name: string;
+  /** Its keys in the installation (or, when it was not in the input, the keys assumed). */
+  keys: string[];
+  /** Found in the input, or assumed from argocd-agent's layout. */
+  found: boolean;
+  /** `<deployment> volume <volume>` and which key lands where. */
+  mounts: string[];
+}
+
 export interface SidePlan {
   side: Side;
   namespace: string;
@@ -33,6 +44,8 @@ export interface SidePlan {
   /** Our params keys and the values they take over. */
   params: Map<string, string>;
   volumes: VolumePatch[];
+  /** The installation's Secrets the overlay mounts (MIGRATION.md's table). */
+  secrets: SecretRow[];
   notes: Note[];
 }
 
@@ -195,7 +208,30 @@ function planSide(side: Side, objects: readonly K8sObject[]): SidePlan | undefin
       ? principalVolumes(inNamespace, secrets, notes)
       : agentVolumes(inNamespace, secrets, notes);
   for (const [k, v] of params) notes.push({ section: 'carried', text: `${k} = ${JSON.stringify(v)}` });
-  return { side, namespace, mesh, params, volumes, notes };
+  return { side, namespace, mesh, params, volumes, secrets: secretRows(volumes, inNamespace), notes };
+}
+
+/** Each Secret the volume patches mount: its keys in the installation and where they land. */
+function secretRows(volumes: readonly VolumePatch[], inNamespace: Map<string, K8sObject>): SecretRow[] {
+  const rows = new Map<string, SecretRow>();
+  for (const v of volumes) {
+    for (const s of v.sources) {
+      const found = inNamespace.get(s.secret);
+      const row = rows.get(s.secret) ?? {
+        name: s.secret,
+        keys: found ? Object.keys({ ...(found.data ?? {}), ...(found.stringData ?? {}) }).sort() : [],
+        found: found !== undefined,
+        mounts: [],
+      };
+      if (!found) row.keys = [...new Set([...row.keys, ...s.items.map((i) => i.key)])].sort();
+      const moved = s.items.filter((i) => i.key !== i.path).map((i) => `${i.key} as ${i.path}`);
+      row.mounts.push(
+        `${v.deployment} volume ${v.volume}${moved.length > 0 ? ` (${moved.join(', ')})` : ''}`,
+      );
+      rows.set(s.secret, row);
+    }
+  }
+  return [...rows.values()];
 }
 
 /** CM keys, then the Deployment's literal env values and flags (which win, as in the pod). */
@@ -283,7 +319,11 @@ function transformPrincipal(params: Map<string, string>, notes: Note[]): Mesh {
   }
   notes.push({
     section: 'action',
-    text: "create the proxies' certificates for the gateways' internal listener (pullplane only): `pullplane cert create argocd-agent-resource-proxy --kind proxy --secret-name argocd-agent-resource-proxy-client-tls` and the same for argocd-agent-redis-proxy (Secret argocd-agent-redis-proxy-client-tls)",
+    text: "create the proxies' certificates for the gateways' internal listener (pullplane only), from the CA that signs the gateway's certificate (argocd-agentctl's is in argocd-agent-ca: its tls.crt as ./pki/ca.crt, its tls.key as ./pki/ca.key): `pullplane cert create argocd-agent-resource-proxy --kind proxy --ca-dir ./pki --secret-name argocd-agent-resource-proxy-client-tls`, and the same for argocd-agent-redis-proxy and argocd-agent-extension-proxy (Secrets argocd-agent-redis-proxy-client-tls, argocd-agent-extension-proxy-client-tls)",
+  });
+  notes.push({
+    section: 'action',
+    text: "create the extension proxy's Secrets (pullplane only; argocd-agent has no extension proxy): its server certificate `pullplane cert create argocd-agent-extension-proxy --kind server --ca-dir ./pki --dns argocd-agent-extension-proxy --secret-name argocd-agent-extension-proxy-tls`, and argocd-agent-extension-proxy-token (key token.pub, the public key of the Argo CD server's bearer token), as deploy/README.md shows",
   });
   notes.push({
     section: 'action',
@@ -428,17 +468,18 @@ function principalVolumes(
     volume: 'tls-ca',
     sources: ca(gatewayCa, gatewayCaKey),
   });
+  // argocd-agent has no extension proxy: it verifies the gateways (and any caller certificate)
+  // against the same CA.
+  patches.push({
+    deployment: 'argocd-agent-extension-proxy',
+    volume: 'tls-ca',
+    sources: ca(gatewayCa, gatewayCaKey),
+  });
   patches.push({
     deployment: 'argocd-agent-redis-proxy',
     volume: 'tls-redis-proxy',
     sources: tls(name('principal.redis.proxy.server.tls.secret-name')),
   });
-  for (const p of patches) {
-    notes.push({
-      section: 'secrets',
-      text: `${p.sources.map((s) => `${s.secret} (${s.items.map((i) => i.key).join(', ')})`).join(' + ')} → ${p.deployment} volume ${p.volume}`,
-    });
-  }
   const jwt = secrets.get(name('principal.jwt.secret-name'));
   if (jwt)
     notes.push({

@@ -99,6 +99,24 @@ function volume(v: VolumePatch): Record<string, unknown> {
   };
 }
 
+/**
+ * The installation's Secrets the overlay mounts, with their keys as they are: what the deploy
+ * tests hold the overlay to (a key mounted that the Secret lacks keeps the pod from starting).
+ */
+function secretTable(plan: SidePlan): string[] {
+  if (plan.secrets.length === 0) return [];
+  const code = (xs: readonly string[]) => xs.map((x) => `\`${x}\``).join(' ');
+  return [
+    '| Secret | keys | created by | mounted by the overlay |',
+    '| --- | --- | --- | --- |',
+    ...plan.secrets.map(
+      (s) =>
+        `| \`${s.name}\` | ${code(s.keys)} | ${s.found ? "argocd-agent's installation" : "argocd-agent's installation (not in the input: argocd-agentctl's layout assumed)"} | ${s.mounts.join('; ')} |`,
+    ),
+    '',
+  ];
+}
+
 function report(plans: readonly SidePlan[]): string {
   const lines = [
     '# Migrating from argocd-agent',
@@ -114,8 +132,9 @@ function report(plans: readonly SidePlan[]): string {
     );
     for (const [section, title] of SECTIONS) {
       const notes = plan.notes.filter((n) => n.section === section);
-      if (notes.length === 0) continue;
-      lines.push(`### ${title}`, '', ...notes.map((n) => `- ${n.text}`), '');
+      const table = section === 'secrets' ? secretTable(plan) : [];
+      if (notes.length === 0 && table.length === 0) continue;
+      lines.push(`### ${title}`, '', ...table, ...notes.map((n) => `- ${n.text}`), '');
     }
   }
   return `${lines.join('\n').trimEnd()}\n`;

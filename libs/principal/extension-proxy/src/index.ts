@@ -15,6 +15,7 @@ export {
 } from './extension-proxy.js';
 export {
   createExtensionProxyService,
+  EXTENSION_PROXY_AUDIENCE,
   type ExtensionProxyService,
   type ExtensionProxyServiceDeps,
 } from './extension-proxy-service.js';
