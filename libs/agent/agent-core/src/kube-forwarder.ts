@@ -22,6 +22,7 @@ import {
   isStrippedRequestHeader,
 } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
+import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
@@ -75,29 +76,6 @@ function respondStatus(
   const body = JSON.stringify(statusObject(code, reason, message, details as never));
   stream.respond(code, [{ name: 'Content-Type', value: 'application/json' }]);
   stream.end(body);
-}
-
-/** What a request logs through: its own child logger, made only when it logs something. */
-interface RequestLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-/** Most requests log nothing: building a pino child (bindings serialised) per request is waste. */
-function requestLog(parent: Logger, bindings: () => Record<string, unknown>): RequestLog {
-  let child: Logger | undefined;
-  const get = () => {
-    child ??= parent.child(bindings());
-    return child;
-  };
-  return {
-    debug: (obj, msg) => {
-      if (parent.isLevelEnabled('debug')) get().debug(obj, msg);
-    },
-    warn: (obj, msg) => get().warn(obj, msg),
-    error: (obj, msg) => get().error(obj, msg),
-  };
 }
 
 /**
