@@ -39,6 +39,27 @@ export function gatewayClientOptions(component: 'resource-proxy' | 'redis-proxy'
         "Name verified in gateways' certificates (gateways are dialled by pod IP), e.g. argocd-agent-principal-internal.",
     },
     {
+      flag: 'gateway-links',
+      type: 'int',
+      default: 2,
+      min: 1,
+      max: 16,
+      env: `${env}_LINKS`,
+      paramsKey: `${params}.links`,
+      description:
+        'Persistent links (HTTP/2 streams carrying every request) this replica keeps to each gateway; more spread a busy gateway over more connections.',
+    },
+    {
+      flag: 'gateway-route-reconcile-interval',
+      type: 'duration',
+      default: '30s',
+      min: '1s',
+      env: `${env}_ROUTE_RECONCILE_INTERVAL`,
+      paramsKey: `${params}.route-reconcile-interval`,
+      description:
+        "How often the routing table is compared with presence in NATS: a gateway's records that expired (NATS reports no event for that) stop costing requests within this long.",
+    },
+    {
       flag: 'gateway-plaintext',
       type: 'boolean',
       env: `${env}_PLAINTEXT`,

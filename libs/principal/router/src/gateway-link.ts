@@ -83,6 +83,8 @@ export class GatewayLink {
   private closedWith: TunnelError | undefined;
   private readonly pingTimer: NodeJS.Timeout;
   private awaitingPong = false;
+  private pongs = 0;
+  private probeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: GatewayLinkOptions) {
     const call = opts.client.makeBidiStreamRequest<Frame, Frame>(
@@ -125,6 +127,7 @@ export class GatewayLink {
   /** Sends a link stream's Open on this link (at once, or with the Welcome). Throws a TunnelError when it cannot. */
   attach(stream: LinkStream): void {
     if (this.closedWith) throw this.closedWith;
+    stream.link = this;
     if (this.mux) this.mux.attach(stream);
     else this.waiting.push(stream);
   }
@@ -156,6 +159,7 @@ export class GatewayLink {
     });
     mux.on('pong', () => {
       this.awaitingPong = false;
+      this.pongs++;
     });
     this.mux = mux;
     this.awaitingPong = false;
@@ -169,6 +173,28 @@ export class GatewayLink {
         s.destroy(err as Error);
       }
     }
+  }
+
+  /**
+   * Asks the gateway for a Pong now; none within `timeoutMs` (or no Welcome yet) closes the link.
+   * A request that heard nothing by its deadline calls this: a slow agent leaves the gateway
+   * answering, a paused or partitioned gateway does not.
+   */
+  probe(timeoutMs: number): void {
+    if (this.closedWith || this.probeTimer) return;
+    const pongs = this.pongs;
+    this.mux?.ping();
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      if (this.pongs === pongs)
+        this.close(
+          new TunnelError(
+            TunnelErrorCode.UNAVAILABLE,
+            `gateway ${this.opts.address} did not answer on the link within ${timeoutMs} ms of a request's deadline`,
+          ),
+        );
+    }, timeoutMs);
+    this.probeTimer.unref();
   }
 
   private heartbeat(): void {
@@ -193,6 +219,7 @@ export class GatewayLink {
     if (this.closedWith) return;
     this.closedWith = reason;
     clearInterval(this.pingTimer);
+    clearTimeout(this.probeTimer);
     const waiting = this.waiting;
     this.waiting = [];
     this.mux?.close(reason);

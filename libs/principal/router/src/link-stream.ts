@@ -39,6 +39,8 @@ const EMPTY = new Uint8Array(0);
 export class LinkStream extends LogicalStream {
   /** Where it was last sent (set by the router). */
   route: Route | undefined;
+  /** The link it was last attached to (set by the link), probed when the stream's deadline passes unanswered. */
+  link: { probe(timeoutMs: number): void } | undefined;
 
   /** A body given in `init` is written like one written later: whatever fits goes inline in the Open. */
   constructor(

@@ -203,6 +203,11 @@ export class LogicalStream extends Duplex implements TunnelStream, StreamEntry {
     return this.responded;
   }
 
+  /** Anything came back from the peer (an answer, credit, a reset). */
+  get heardBack(): boolean {
+    return this.heard;
+  }
+
   /** Initiator that has heard nothing back yet: its Open can still be sent elsewhere. */
   get unanswered(): boolean {
     return this.opts.initiator && !this.heard && !this.destroyed;
