@@ -50,6 +50,16 @@ export function gatewayClientOptions(component: 'resource-proxy' | 'redis-proxy'
         'Persistent links (HTTP/2 streams carrying every request) this replica keeps to each gateway; more spread a busy gateway over more connections.',
     },
     {
+      flag: 'gateway-link-buffer-budget',
+      type: 'int',
+      default: 67108864,
+      min: 1048576,
+      env: `${env}_LINK_BUFFER_BUDGET`,
+      paramsKey: `${params}.link-buffer-budget`,
+      description:
+        'Response bytes all gateway links of this replica may hold for readers that have not read them yet, together (each stream holds at most its credit window); a stream whose data would take them past it is reset alone. Metric pullplane_router_link_buffered_bytes.',
+    },
+    {
       flag: 'gateway-route-reconcile-interval',
       type: 'duration',
       default: '30s',

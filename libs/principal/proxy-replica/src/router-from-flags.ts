@@ -17,6 +17,8 @@ export interface GatewayClientFlags {
   gatewayLinks: number;
   /** How often routes are compared with the presence store, in ms. */
   gatewayRouteReconcileInterval: number;
+  /** Response bytes all links may hold for readers together. */
+  gatewayLinkBufferBudget: number;
 }
 
 /** What is missing for reaching gateways (each proxy's config validation reports it). */
@@ -69,6 +71,7 @@ export async function startRouterFromFlags(
     routeTimeoutMs: f.requestTimeout,
     linksPerGateway: f.gatewayLinks,
     reconcileIntervalMs: f.gatewayRouteReconcileInterval,
+    linkBufferBudgetBytes: f.gatewayLinkBufferBudget,
     ...(deps.registry ? { registry: deps.registry } : {}),
     ...(deps.local ? { local: deps.local } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),

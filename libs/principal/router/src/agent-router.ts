@@ -2,7 +2,15 @@ import { create } from '@bufbuild/protobuf';
 import type { ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { type Open, OpenSchema } from '@pullplane/proto';
-import { Deadline, type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import {
+  DEFAULT_SESSION_WINDOW_BUDGET,
+  Deadline,
+  type OpenInit,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+  WindowBudget,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
@@ -48,6 +56,12 @@ export interface AgentRouterOptions {
    * records expired (expiry produces no watch event). Default 30 s; 0: never.
    */
   reconcileIntervalMs?: number;
+  /**
+   * Response bytes every link of this router may hold for readers together (what arrived and was
+   * not read yet, up to each stream's credit window): a stream whose data would take them past
+   * it is reset alone, and window growth is reserved in it. Default 64 MiB.
+   */
+  linkBufferBudgetBytes?: number;
   /** Where the router's metrics go. */
   registry?: Registry;
 }
@@ -83,13 +97,21 @@ interface RouterMetrics {
   linksOpen: Gauge;
   linkRedials: Counter;
   routesDropped: Counter<'how'>;
+  buffered: Gauge;
+  overBudget: Counter;
 }
 
-function routerMetrics(registry: Registry | undefined, open: () => number): RouterMetrics | undefined {
+function routerMetrics(
+  registry: Registry | undefined,
+  open: () => number,
+  budget: WindowBudget,
+): RouterMetrics | undefined {
   if (!registry) return undefined;
   const gaugeName = 'pullplane_router_gateway_links_open';
   const redialName = 'pullplane_router_gateway_link_redials_total';
   const droppedName = 'pullplane_router_stale_routes_dropped_total';
+  const bufferedName = 'pullplane_router_link_buffered_bytes';
+  const overName = 'pullplane_router_link_budget_resets_total';
   return {
     linksOpen:
       (registry.getSingleMetric(gaugeName) as Gauge | undefined) ??
@@ -114,6 +136,23 @@ function routerMetrics(registry: Registry | undefined, open: () => number): Rout
         name: droppedName,
         help: 'Routes dropped because the presence store no longer had their record (expired), by how it was noticed: reconcile, route-failed.',
         labelNames: ['how'],
+        registers: [registry],
+      }),
+    buffered:
+      (registry.getSingleMetric(bufferedName) as Gauge | undefined) ??
+      new Gauge({
+        name: bufferedName,
+        help: 'Response bytes held on gateway links for readers now (arrived, not yet read); at most the link buffer budget.',
+        registers: [registry],
+        collect() {
+          this.set(budget.outstanding);
+        },
+      }),
+    overBudget:
+      (registry.getSingleMetric(overName) as Counter | undefined) ??
+      new Counter({
+        name: overName,
+        help: 'Streams reset because their data would have taken the link buffer budget past its limit.',
         registers: [registry],
       }),
   };
@@ -141,11 +180,14 @@ export class AgentRouter {
   private readonly pools = new Map<string, LinkPool>();
   private readonly metrics: RouterMetrics | undefined;
   private stopped = false;
+  /** What every link of this router holds for readers, together. */
+  private readonly linkBudget: WindowBudget;
   private readonly onUnrouted = (s: LinkStream, reason: TunnelError, mayHaveReached: boolean) =>
     this.unrouted(s, reason, mayHaveReached);
 
   constructor(private readonly opts: AgentRouterOptions) {
-    this.metrics = routerMetrics(opts.registry, () => this.linksOpen);
+    this.linkBudget = new WindowBudget(opts.linkBufferBudgetBytes ?? 64 * 1024 * 1024);
+    this.metrics = routerMetrics(opts.registry, () => this.linksOpen, this.linkBudget);
     this.table = new RouteTable({
       bus: opts.bus,
       logger: opts.logger,
@@ -206,6 +248,8 @@ export class AgentRouter {
     if (local && record.gatewayId === local.gatewayId)
       return local.openLocal(agent, create(OpenSchema, { ...open, agent, streamId: 1 }));
     const stream = new LinkStream({ ...open, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
+    stream.ceiling = this.linkBudget;
+    stream.onOverCeiling = () => this.metrics?.overBudget.inc();
     const deadline = init.deadline ?? Deadline.after(this.opts.routeTimeoutMs ?? 10_000);
     this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
     this.watchDeadline(stream, deadline, init.routeOnly === true);
@@ -334,6 +378,7 @@ export class AgentRouter {
           client: this.client(address),
           metadata: this.opts.metadata?.(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
+          windowBudget: new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET, this.linkBudget),
           onClosed: (link, reason) =>
             this.opts.logger.info(
               { gateway: link.address, reason: reason.message },

@@ -14,7 +14,13 @@ import {
   GATEWAY_LINK_PATH,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
-import { duplexFrameSink, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  Multiplexer,
+  TunnelError,
+  TunnelErrorCode,
+  type WindowBudget,
+} from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
 
 /** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
@@ -67,6 +73,8 @@ export interface GatewayLinkOptions {
   metadata?: Metadata | undefined;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
+  /** Where the link's window growth is reserved and its buffered bytes counted (the router's, per link). */
+  windowBudget?: WindowBudget | undefined;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -156,6 +164,7 @@ export class GatewayLink {
       // One link carries streams to every agent of the gateway (watches stay open for hours):
       // the per-agent cap is the agent tunnel's, the gateway's answer to too many is a Reset.
       maxConcurrentStreams: LINK_MAX_CONCURRENT_STREAMS,
+      ...(this.opts.windowBudget ? { windowBudget: this.opts.windowBudget } : {}),
     });
     mux.on('pong', () => {
       this.awaitingPong = false;

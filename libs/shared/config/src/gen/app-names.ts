@@ -517,6 +517,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -567,6 +568,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
@@ -616,6 +618,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.gateway.ca-path",
       "principal.extension-proxy.gateway.cert-path",
       "principal.extension-proxy.gateway.key-path",
+      "principal.extension-proxy.gateway.link-buffer-budget",
       "principal.extension-proxy.gateway.links",
       "principal.extension-proxy.gateway.plaintext",
       "principal.extension-proxy.gateway.route-reconcile-interval",
@@ -1022,6 +1025,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
         "flag": "gateway-route-reconcile-interval",
         "aliases": [],
         "env": [
@@ -1129,6 +1142,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -1212,6 +1226,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
@@ -1268,6 +1283,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.redis-proxy.gateway.ca-path",
       "principal.redis-proxy.gateway.cert-path",
       "principal.redis-proxy.gateway.key-path",
+      "principal.redis-proxy.gateway.link-buffer-budget",
       "principal.redis-proxy.gateway.links",
       "principal.redis-proxy.gateway.plaintext",
       "principal.redis-proxy.gateway.route-reconcile-interval",
@@ -1715,6 +1731,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
         "flag": "gateway-route-reconcile-interval",
         "aliases": [],
         "env": [
@@ -1908,6 +1934,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -1985,6 +2012,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
@@ -2035,6 +2063,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.resource-proxy.gateway.ca-path",
       "principal.resource-proxy.gateway.cert-path",
       "principal.resource-proxy.gateway.key-path",
+      "principal.resource-proxy.gateway.link-buffer-budget",
       "principal.resource-proxy.gateway.links",
       "principal.resource-proxy.gateway.plaintext",
       "principal.resource-proxy.gateway.route-reconcile-interval",
@@ -2458,6 +2487,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.resource-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-buffer-budget"
         ]
       },
       {
