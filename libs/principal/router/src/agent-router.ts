@@ -252,13 +252,15 @@ export class AgentRouter {
     stream.onOverCeiling = () => this.metrics?.overBudget.inc();
     const deadline = init.deadline ?? Deadline.after(this.opts.routeTimeoutMs ?? 10_000);
     this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
-    this.watchDeadline(stream, deadline, init.routeOnly === true);
+    // Without a deadline of its own, the request's answer is not bounded: only routing is.
+    this.watchDeadline(stream, deadline, init.routeOnly === true || !init.deadline);
     return stream;
   }
 
   /**
    * A request that heard nothing back by its deadline fails then (unless the deadline bounds its
-   * routing only), whatever the link under it is doing; and that link is probed: a gateway that
+   * routing only: `routeOnly`, or no deadline given and `routeTimeoutMs` used), whatever the link
+   * under it is doing; and that link is probed either way: a gateway that
    * stopped answering (paused, partitioned: no closed socket tells) loses the link at once
    * instead of keeping it, and every request sent on it, until the heartbeat notices.
    */
