@@ -359,6 +359,47 @@ describe('persistent links from proxy to gateway', () => {
     expect(await text(router.open('agent-d', get('/small')))).toBe('hello /small');
   });
 
+  it("readers that stop reading hold no more of the proxy's memory than its link buffer budget: the stream that would exceed it is reset alone", async () => {
+    const bus = createMemoryBus();
+    const { url } = await startBackend();
+    const g = await startGateway(bus);
+    await startAgent('agent-m', g, url);
+    const budget = 600 * 1024;
+    const { router, registry } = await startRouter(bus, 'agent-m', {
+      linksPerGateway: 1,
+      linkBufferBudgetBytes: budget,
+    });
+    // Four readers that read nothing: each may be sent its window (256 KiB), 1 MiB together.
+    const size = 4 * 1024 * 1024;
+    const streams = Array.from({ length: 4 }, (_, i) => {
+      const s = router.open('agent-m', get(`/big/${size}?n=${i}`));
+      s.pause();
+      return s;
+    });
+    const resets = streams.map(
+      (s) => new Promise<Error>((resolve) => s.once('error', (err: Error) => resolve(err))),
+    );
+    const err = await Promise.race(resets);
+    expect(err.message).toMatch(/memory for responses on gateway links \(614400 bytes\) is exhausted/);
+    const linkBudget = (router as unknown as { linkBudget: { peakOutstanding: number; outstanding: number } })
+      .linkBudget;
+    expect(linkBudget.peakOutstanding).toBeLessThanOrEqual(budget);
+    expect(await metric(registry, 'pullplane_router_link_budget_resets_total')).toMatch(/_total [1-9]/);
+    // The others (and the link) carry on: read, they complete.
+    const survivors = streams.filter((s) => !s.destroyed);
+    expect(survivors.length).toBeGreaterThan(0);
+    const lengths = await Promise.all(
+      survivors.map(async (s) => {
+        let n = 0;
+        for await (const c of s) n += (c as Buffer).length;
+        return n;
+      }),
+    );
+    expect(lengths).toEqual(survivors.map(() => size));
+    expect(await text(router.open('agent-m', get('/after')))).toBe('hello /after');
+    expect(linkBudget.outstanding).toBe(0);
+  });
+
   it('cancelling at the proxy resets the stream at the agent', async () => {
     const bus = createMemoryBus();
     const { url, log } = await startBackend();

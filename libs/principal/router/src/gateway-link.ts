@@ -14,7 +14,13 @@ import {
   GATEWAY_LINK_PATH,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
-import { duplexFrameSink, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  Multiplexer,
+  TunnelError,
+  TunnelErrorCode,
+  type WindowBudget,
+} from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
 
 /** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
@@ -67,6 +73,8 @@ export interface GatewayLinkOptions {
   metadata?: Metadata | undefined;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
+  /** Where the link's window growth is reserved and its buffered bytes counted (the router's, per link). */
+  windowBudget?: WindowBudget | undefined;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -83,6 +91,8 @@ export class GatewayLink {
   private closedWith: TunnelError | undefined;
   private readonly pingTimer: NodeJS.Timeout;
   private awaitingPong = false;
+  private pongs = 0;
+  private probeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: GatewayLinkOptions) {
     const call = opts.client.makeBidiStreamRequest<Frame, Frame>(
@@ -125,6 +135,7 @@ export class GatewayLink {
   /** Sends a link stream's Open on this link (at once, or with the Welcome). Throws a TunnelError when it cannot. */
   attach(stream: LinkStream): void {
     if (this.closedWith) throw this.closedWith;
+    stream.link = this;
     if (this.mux) this.mux.attach(stream);
     else this.waiting.push(stream);
   }
@@ -153,9 +164,11 @@ export class GatewayLink {
       // One link carries streams to every agent of the gateway (watches stay open for hours):
       // the per-agent cap is the agent tunnel's, the gateway's answer to too many is a Reset.
       maxConcurrentStreams: LINK_MAX_CONCURRENT_STREAMS,
+      ...(this.opts.windowBudget ? { windowBudget: this.opts.windowBudget } : {}),
     });
     mux.on('pong', () => {
       this.awaitingPong = false;
+      this.pongs++;
     });
     this.mux = mux;
     this.awaitingPong = false;
@@ -169,6 +182,28 @@ export class GatewayLink {
         s.destroy(err as Error);
       }
     }
+  }
+
+  /**
+   * Asks the gateway for a Pong now; none within `timeoutMs` (or no Welcome yet) closes the link.
+   * A request that heard nothing by its deadline calls this: a slow agent leaves the gateway
+   * answering, a paused or partitioned gateway does not.
+   */
+  probe(timeoutMs: number): void {
+    if (this.closedWith || this.probeTimer) return;
+    const pongs = this.pongs;
+    this.mux?.ping();
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      if (this.pongs === pongs)
+        this.close(
+          new TunnelError(
+            TunnelErrorCode.UNAVAILABLE,
+            `gateway ${this.opts.address} did not answer on the link within ${timeoutMs} ms of a request's deadline`,
+          ),
+        );
+    }, timeoutMs);
+    this.probeTimer.unref();
   }
 
   private heartbeat(): void {
@@ -193,6 +228,7 @@ export class GatewayLink {
     if (this.closedWith) return;
     this.closedWith = reason;
     clearInterval(this.pingTimer);
+    clearTimeout(this.probeTimer);
     const waiting = this.waiting;
     this.waiting = [];
     this.mux?.close(reason);

@@ -517,7 +517,10 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "insecure-plaintext",
@@ -564,7 +567,10 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT",
@@ -612,7 +618,10 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.gateway.ca-path",
       "principal.extension-proxy.gateway.cert-path",
       "principal.extension-proxy.gateway.key-path",
+      "principal.extension-proxy.gateway.link-buffer-budget",
+      "principal.extension-proxy.gateway.links",
       "principal.extension-proxy.gateway.plaintext",
+      "principal.extension-proxy.gateway.route-reconcile-interval",
       "principal.extension-proxy.gateway.server-name",
       "principal.extension-proxy.healthz.port",
       "principal.extension-proxy.listen.host",
@@ -1006,6 +1015,36 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.route-reconcile-interval"
+        ]
+      },
+      {
         "flag": "gateway-plaintext",
         "aliases": [],
         "env": [
@@ -1103,7 +1142,10 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "kubeconfig",
@@ -1183,7 +1225,10 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_HOST",
@@ -1238,7 +1283,10 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.redis-proxy.gateway.ca-path",
       "principal.redis-proxy.gateway.cert-path",
       "principal.redis-proxy.gateway.key-path",
+      "principal.redis-proxy.gateway.link-buffer-budget",
+      "principal.redis-proxy.gateway.links",
       "principal.redis-proxy.gateway.plaintext",
+      "principal.redis-proxy.gateway.route-reconcile-interval",
       "principal.redis-proxy.gateway.server-name",
       "principal.redis-proxy.healthz.port",
       "principal.redis-proxy.listen.host",
@@ -1673,6 +1721,36 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.route-reconcile-interval"
+        ]
+      },
+      {
         "flag": "gateway-plaintext",
         "aliases": [],
         "env": [
@@ -1856,7 +1934,10 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "impersonation-allowed-callers",
@@ -1930,7 +2011,10 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS",
@@ -1979,7 +2063,10 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.resource-proxy.gateway.ca-path",
       "principal.resource-proxy.gateway.cert-path",
       "principal.resource-proxy.gateway.key-path",
+      "principal.resource-proxy.gateway.link-buffer-budget",
+      "principal.resource-proxy.gateway.links",
       "principal.resource-proxy.gateway.plaintext",
+      "principal.resource-proxy.gateway.route-reconcile-interval",
       "principal.resource-proxy.gateway.server-name",
       "principal.resource-proxy.healthz.port",
       "principal.resource-proxy.impersonation.allowed-callers",
@@ -2390,6 +2477,36 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.resource-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.route-reconcile-interval"
         ]
       },
       {
