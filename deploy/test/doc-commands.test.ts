@@ -2,8 +2,8 @@
 // drift from the code: `sh` blocks by bash (`bash -n`), `pullplane` commands (blocks and inline
 // spans) by the CLI's own commander program with its actions replaced by no-ops, and `kubectl`
 // commands against the real kubectl's help for that subcommand (its command path and flags).
-// The blocks that create files or Secrets run elsewhere: install-guide.test.ts (deploy/README.md)
-// and pki-guide.test.ts (docs/pki.md).
+// The blocks that create files or Secrets run in install-guide.test.ts (deploy/README.md
+// and docs/pki.md).
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
