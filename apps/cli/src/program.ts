@@ -334,7 +334,7 @@ export function buildProgram(io: Io): Command {
     )
     .option(
       '--deploy-dir <path|url>',
-      "pullplane's deploy/ directory the overlays build on",
+      "pullplane's deploy/ directory the overlays build on (a path, or a remote kustomize base such as github.com/<org>/<repo>//deploy?ref=<tag>)",
       DEFAULT_DEPLOY_DIR,
     )
     .action(
