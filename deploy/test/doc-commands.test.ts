@@ -150,16 +150,27 @@ function kubectlHelp(pathWords: string[]) {
   return found;
 }
 
-/** Flags of kubectl's that take a value as the next word (as the docs write them before the verb). */
-const VALUE_FLAGS = new Set(['-n', '--namespace', '--context', '--kubeconfig', '-l', '--selector']);
+/** kubectl's global flags that take a value (the next word when written without `=`): not `=true|false`. */
+let valueFlags: Promise<Set<string>> | undefined;
+function globalValueFlags(): Promise<Set<string>> {
+  valueFlags ??= (async () => {
+    const { stdout } = await run(findBinary('kubectl', 'install kubectl'), ['options']);
+    const out = new Set<string>();
+    for (const m of stdout.matchAll(/^\s*(?:(-\w), )?(--[\w-]+)=(.*):$/gm))
+      if (!/^(true|false)$/.test(m[3]!)) for (const f of [m[1], m[2]]) if (f) out.add(f);
+    return out;
+  })();
+  return valueFlags;
+}
 
 async function checkKubectl(c: DocCommand): Promise<string | undefined> {
   const args = c.words.slice(1);
   const positional: string[] = [];
+  const takesValue = await globalValueFlags();
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a.startsWith('-')) {
-      if (VALUE_FLAGS.has(a)) i++;
+      if (takesValue.has(a)) i++;
     } else positional.push(a);
   }
   // The command path: words kubectl's usage line names as its command.
