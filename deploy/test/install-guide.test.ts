@@ -29,27 +29,40 @@ import { find, get, type K8sObject, render, workloads } from './support/render.j
 
 const run = promisify(execFile);
 
+const PRINCIPAL_TABLE: GuideRef = { file: 'README.md', heading: 'Principal Secrets (plain mTLS)' };
+const WORKLOAD_TABLE: GuideRef = { file: 'README.md', heading: 'Workload-cluster Secrets (plain mTLS)' };
+
 /**
  * The guide sections with Secrets to create, in the order an operator follows them; one
- * installation shares a working directory (the agent's certificate comes from the principal's CA).
+ * installation shares a working directory (the agent's certificate comes from the principal's
+ * CA). docs/pki.md's other ways of making the principal's Secrets are installations of their own,
+ * held to the same table and the same checks; `table` is where the Secrets they create are listed.
  */
-const SECTIONS: Array<{ ref: GuideRef; overlay: string; install: string }> = [
-  {
-    ref: { file: 'README.md', heading: 'Principal Secrets (plain mTLS)' },
-    overlay: 'base/principal',
-    install: 'plain',
-  },
-  {
-    ref: { file: 'README.md', heading: 'Workload-cluster Secrets (plain mTLS)' },
-    overlay: 'base/agent',
-    install: 'plain',
-  },
+const SECTIONS: Array<{ ref: GuideRef; table?: GuideRef; overlay: string; install: string }> = [
+  { ref: PRINCIPAL_TABLE, overlay: 'base/principal', install: 'plain' },
+  { ref: WORKLOAD_TABLE, overlay: 'base/agent', install: 'plain' },
   {
     ref: { file: 'README.md', heading: 'Principal Secrets (mesh)' },
     overlay: 'istio/principal',
     install: 'mesh',
   },
+  {
+    ref: { file: '../docs/pki.md', heading: 'With the CLI, one Secret at a time' },
+    table: PRINCIPAL_TABLE,
+    overlay: 'base/principal',
+    install: 'pki-cli',
+  },
+  { ref: WORKLOAD_TABLE, overlay: 'base/agent', install: 'pki-cli' },
+  {
+    ref: { file: '../docs/pki.md', heading: 'With openssl' },
+    table: PRINCIPAL_TABLE,
+    overlay: 'base/principal',
+    install: 'pki-openssl',
+  },
+  { ref: WORKLOAD_TABLE, overlay: 'base/agent', install: 'pki-openssl' },
 ];
+const PLAIN_INSTALLS = ['plain', 'pki-cli', 'pki-openssl'];
+const key = (install: string, overlay: string) => `${install}:${overlay}`;
 
 interface Created {
   name: string;
@@ -73,7 +86,7 @@ async function runSection(ref: GuideRef, install: string): Promise<Map<string, C
     // Argo CD is installed: its namespace exists.
     await run(findBinary('kubectl', 'install kubectl'), ['create', 'namespace', 'argocd'], { env });
     for (const script of guideScripts(ref))
-      await run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, timeout: 60_000 });
+      await run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, timeout: 240_000 });
     const { stdout } = await run(
       findBinary('kubectl', 'install kubectl'),
       ['get', 'secrets', '-n', 'argocd', '-o', 'json'],
@@ -114,14 +127,14 @@ beforeAll(async () => {
     `#!/bin/sh\nexec "${process.execPath}" "${builtAppMain('cli')}" "$@"\n`,
   );
   chmodSync(path.join(bin, 'pullplane'), 0o755);
-  for (const s of SECTIONS) created.set(s.overlay, await runSection(s.ref, s.install));
-}, 180_000);
+  for (const s of SECTIONS) created.set(key(s.install, s.overlay), await runSection(s.ref, s.install));
+}, 900_000);
 afterAll(removeScratch);
 
-describe.each(SECTIONS)('$ref.heading', ({ ref, overlay }) => {
+describe.each(SECTIONS)('$ref.file "$ref.heading" ($install)', ({ ref, table, overlay, install }) => {
   it('creates exactly the Secrets its table says the operator creates, with their keys', () => {
-    const secrets = created.get(overlay)!;
-    const rows = guideObjects(ref).filter((o) => o.kind === 'Secret' && o.source === 'you');
+    const secrets = created.get(key(install, overlay))!;
+    const rows = guideObjects(table ?? ref).filter((o) => o.kind === 'Secret' && o.source === 'you');
     expect(rows.length).toBeGreaterThan(0);
     expect([...secrets.keys()].sort()).toEqual(rows.map((r) => r.name).sort());
     for (const r of rows) {
@@ -150,12 +163,12 @@ function secretAt(entry: { w: K8sObject; c: K8sObject['spec']; cfg: ContainerCon
   return behind.keys[0] as { name: string; key: string };
 }
 
-describe('what the plain mTLS bundles read from those Secrets works', () => {
+describe.each(PLAIN_INSTALLS)('what the plain mTLS bundles read from those Secrets works (%s)', (install) => {
   let principal: Awaited<ReturnType<typeof loaded>>;
   let agent: Awaited<ReturnType<typeof loaded>>;
   let ca: X509Certificate;
   const secret = (ref: { name: string; key: string }, side = 'base/principal') => {
-    const s = created.get(side)!.get(ref.name);
+    const s = created.get(key(install, side))!.get(ref.name);
     if (!s?.data[ref.key]) throw new Error(`the guide created no ${ref.name}/${ref.key}`);
     return s.data[ref.key]!;
   };
@@ -221,7 +234,7 @@ describe('what the plain mTLS bundles read from those Secrets works', () => {
     const { stdout } = await run(
       path.join(bin, 'pullplane'),
       ['extensions', 'token', '--token-key-path', 'extension-token.key', '--output', 'json'],
-      { cwd: path.join(work, 'plain') },
+      { cwd: path.join(work, install) },
     );
     const header = (JSON.parse(stdout) as { header: string }).header;
     const verifier = await TokenAuthority.fromPem(publicKey, { audience: EXTENSION_PROXY_AUDIENCE });
@@ -233,6 +246,6 @@ describe('what the plain mTLS bundles read from those Secrets works', () => {
     await expect(other.verify(header.replace(/^Bearer /, ''))).rejects.toMatchObject({
       code: 'TOKEN_BAD_SIGNATURE',
     });
-    expect(readFileSync(path.join(work, 'plain', 'extension-token.key'), 'utf8')).toContain('PRIVATE KEY');
+    expect(readFileSync(path.join(work, install, 'extension-token.key'), 'utf8')).toContain('PRIVATE KEY');
   });
 });

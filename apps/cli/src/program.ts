@@ -21,6 +21,7 @@ import { buildKubeconfig, type KubeconfigCommandOptions } from './kubeconfig-com
 import { DEFAULT_DEPLOY_DIR, migrate } from './migrate/migrate-command.js';
 import { natsCommandOptions, natsFlagsOf } from './nats-connection.js';
 import { natsNkeyHolders, natsNkeys } from './nats-nkeys-command.js';
+import { addPkiCommands } from './pki-command.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -333,7 +334,7 @@ export function buildProgram(io: Io): Command {
     )
     .option(
       '--deploy-dir <path|url>',
-      "pullplane's deploy/ directory the overlays build on",
+      "pullplane's deploy/ directory the overlays build on (a path, or a remote kustomize base such as github.com/<org>/<repo>//deploy?ref=<tag>)",
       DEFAULT_DEPLOY_DIR,
     )
     .action(
@@ -354,6 +355,7 @@ export function buildProgram(io: Io): Command {
         for (const [file, text] of files) io.out(`# --- ${file} ---\n${text}\n`);
       },
     );
+  addPkiCommands(program, io.out, io.err);
   return program;
 }
 

@@ -23,7 +23,7 @@ import {
 } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { migrate } from '../src/migrate/migrate-command.js';
+import { DEFAULT_DEPLOY_DIR, migrate } from '../src/migrate/migrate-command.js';
 import { runCli } from '../src/program.js';
 
 const run = promisify(execFile);
@@ -340,3 +340,25 @@ function patched(
   }
   throw new Error(`no patch for ${kind}/${name}`);
 }
+
+describe('pullplane migrate --deploy-dir', () => {
+  it('defaults to the deploy/ bundles of this checkout, not a remote base that may not exist', async () => {
+    const out = path.join(dir, 'default-base');
+    const files = await migrate({ from, namespace: [], out, deployDir: DEFAULT_DEPLOY_DIR, write: false });
+    expect(DEFAULT_DEPLOY_DIR).toBe(deployDir);
+    for (const side of ['principal', 'agent']) {
+      const k = parseAllDocuments(files.get(`${side}/kustomization.yaml`)!)[0]!.toJS() as {
+        resources: string[];
+      };
+      expect(k.resources.map((r) => path.resolve(out, side, r))).toContain(
+        path.join(deployDir, 'base', side),
+      );
+    }
+  });
+
+  it('refuses a local directory without the bundles, saying what to pass', async () => {
+    const r = { text: '', out: (t: string) => (r.text += t), err: (t: string) => (r.text += t) };
+    expect(await runCli(['migrate', '--from', principalFile, '--deploy-dir', dir], r)).toBe(2);
+    expect(r.text).toContain('holds no pullplane bundles');
+  });
+});

@@ -1,6 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import { UsageError } from '../errors.js';
 import { planMigration } from './plan.js';
 import { type K8sObject, readFromCluster, readManifests } from './read-install.js';
 import { renderMigration } from './render-overlay.js';
@@ -20,13 +22,23 @@ export interface MigrateOptions {
   write?: boolean;
 }
 
-export const DEFAULT_DEPLOY_DIR = 'https://github.com/pullplane/pullplane//deploy?ref=v0.1.0';
+/**
+ * The deploy/ bundles of the checkout this CLI runs from (apps/cli/{src,dist}/migrate/ → the
+ * repository root): they match this CLI's version, and nothing is fetched. No remote base is
+ * assumed: the project publishes none yet, so a remote one is given with --deploy-dir.
+ */
+export const DEFAULT_DEPLOY_DIR = fileURLToPath(new URL('../../../../deploy', import.meta.url));
 
 /**
  * `pullplane migrate`: reads an argocd-agent installation and writes pullplane's overlays for
  * it plus a report. Returns the files, keyed by path relative to the output directory.
  */
 export async function migrate(opts: MigrateOptions): Promise<Map<string, string>> {
+  const remote = /^[a-z]+:\/\//.test(opts.deployDir) || opts.deployDir.startsWith('github.com/');
+  if (!remote && !existsSync(path.join(opts.deployDir, 'base')))
+    throw new UsageError(
+      `${opts.deployDir} holds no pullplane bundles (base/): pass --deploy-dir <checkout>/deploy, or a remote kustomize base such as github.com/<org>/<repo>//deploy?ref=<tag>`,
+    );
   const groups: K8sObject[][] = [];
   if (opts.from.length > 0) {
     for (const file of opts.from) groups.push(readManifests(readFileSync(file, 'utf8'), file));

@@ -55,7 +55,7 @@ export const extensionProxyServiceOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_EXTENSION_PROXY_CLIENT_CA_PATH',
     paramsKey: 'principal.extension-proxy.client-ca.path',
     description:
-      "CA the Argo CD server's client certificate must chain to (a caller certificate: `pullplane cert create --kind caller --name argocd-server`).",
+      "CA the Argo CD server's client certificate must chain to (a caller certificate: `pullplane cert create argocd-server --kind caller --ca-dir ./pki`).",
   },
   {
     flag: 'client-ca-secret-name',
