@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from '@pullplane/agent-core';
+import { Agent, type ExecPolicy } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
@@ -72,6 +72,8 @@ export async function startHarness(
     resourceProxyFilter?: 'managed' | 'none';
     /** Callers allowed to impersonate (proxy); the agent then forwards the headers too. */
     impersonators?: string[];
+    /** exec, attach and port-forward on the agent (off by default, as on a real one). */
+    exec?: Partial<ExecPolicy>;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'resource-proxy-'));
@@ -133,6 +135,7 @@ export async function startHarness(
     enableResourceProxy: agentOptions.enableResourceProxy ?? true,
     ...(agentOptions.resourceProxyFilter ? { resourceProxyFilter: agentOptions.resourceProxyFilter } : {}),
     allowImpersonation: Boolean(agentOptions.impersonators),
+    ...(agentOptions.exec ? { exec: agentOptions.exec } : {}),
     logger,
   });
   agent.start();

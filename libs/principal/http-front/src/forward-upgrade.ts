@@ -90,7 +90,9 @@ export async function forwardUpgrade<T extends FrontTarget, N extends string>(
       lines.push(`${h.name}: ${h.value}`);
     }
     if (head.status !== 101) {
-      // The backend declined the upgrade: its answer, then the connection closes.
+      // The backend declined the upgrade: its answer, then the connection closes. The request
+      // side carried nothing and ends here, so the stream closes once the answer is through.
+      stream.end();
       lines.push('connection: close');
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
       stream.pipe(socket);
