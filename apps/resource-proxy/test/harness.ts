@@ -74,6 +74,8 @@ export async function startHarness(
     impersonators?: string[];
     /** exec, attach and port-forward on the agent (off by default, as on a real one). */
     exec?: Partial<ExecPolicy>;
+    /** The proxy's --request-timeout (default 2s). */
+    requestTimeout?: string;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'resource-proxy-'));
@@ -155,7 +157,7 @@ export async function startHarness(
       `--gateway-cert-path=${write('proxy.crt', proxyClient.certPem)}`,
       `--gateway-key-path=${write('proxy.key', proxyClient.keyPem)}`,
       `--gateway-ca-path=${caFile}`,
-      '--request-timeout=2s',
+      `--request-timeout=${agentOptions.requestTimeout ?? '2s'}`,
       '--max-request-body=65536',
       // The bus is given below: no NATS credentials needed.
       '--nats-insecure',
