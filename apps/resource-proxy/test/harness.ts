@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent, type ExecPolicy } from '@pullplane/agent-core';
+import { Agent, type ExecPolicy, type SessionRecord } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
@@ -74,6 +74,8 @@ export async function startHarness(
     impersonators?: string[];
     /** exec, attach and port-forward on the agent (off by default, as on a real one). */
     exec?: Partial<ExecPolicy>;
+    /** Told of each exec, attach or port-forward session the agent ended or refused. */
+    onSession?: (r: SessionRecord) => void;
     /** The proxy's --request-timeout (default 2s). */
     requestTimeout?: string;
   } = {},
@@ -138,6 +140,7 @@ export async function startHarness(
     ...(agentOptions.resourceProxyFilter ? { resourceProxyFilter: agentOptions.resourceProxyFilter } : {}),
     allowImpersonation: Boolean(agentOptions.impersonators),
     ...(agentOptions.exec ? { exec: agentOptions.exec } : {}),
+    ...(agentOptions.onSession ? { onSession: agentOptions.onSession } : {}),
     logger,
   });
   agent.start();

@@ -95,8 +95,12 @@ export async function forwardUpgrade<T extends FrontTarget, N extends string>(
       stream.end();
       lines.push('connection: close');
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      // pipe() ends the connection after the answer's last byte; destroying it on 'close'
+      // instead could drop bytes still being written (an answer that came with its head).
       stream.pipe(socket);
-      stream.on('close', () => socket.destroy());
+      stream.on('close', () => {
+        if (stream.errored) socket.destroy();
+      });
       return x.finish(head.status, { upgrade: protocol });
     }
     lines.push('connection: Upgrade');
