@@ -156,6 +156,42 @@ export const agentServiceOptions = defineOptions([
       "Forward Impersonate-* headers that the resource proxy let through (its --impersonation-allowed-callers); the agent's service account must be allowed to impersonate.",
   },
   {
+    flag: 'enable-exec',
+    type: 'boolean',
+    env: 'ARGOCD_AGENT_ENABLE_EXEC',
+    paramsKey: 'agent.exec.enable',
+    description:
+      "Serve exec, attach and port-forward (kubectl exec/cp/attach/port-forward, Argo CD's web terminal) through the resource proxy, for pods the filter lets through; the agent's service account needs create on pods/exec, pods/attach and pods/portforward.",
+  },
+  {
+    flag: 'exec-max-sessions',
+    type: 'int',
+    default: 20,
+    min: 1,
+    max: 10000,
+    env: 'ARGOCD_AGENT_EXEC_MAX_SESSIONS',
+    paramsKey: 'agent.exec.max-sessions',
+    description: 'exec, attach and port-forward sessions open at once on this agent; more get 429.',
+  },
+  {
+    flag: 'exec-max-duration',
+    type: 'duration',
+    default: '30m',
+    min: '1s',
+    env: 'ARGOCD_AGENT_EXEC_MAX_DURATION',
+    paramsKey: 'agent.exec.max-duration',
+    description: "A session is cut after this long (argocd-agent's web terminal: 30 minutes).",
+  },
+  {
+    flag: 'exec-idle-timeout',
+    type: 'duration',
+    default: 0,
+    env: 'ARGOCD_AGENT_EXEC_IDLE_TIMEOUT',
+    paramsKey: 'agent.exec.idle-timeout',
+    description:
+      'A session with no bytes either way for this long is cut (0: only --exec-max-duration applies).',
+  },
+  {
     flag: 'namespace',
     type: 'string',
     default: 'argocd',

@@ -159,6 +159,11 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
         onRequest: (extension, code) => extensionRequests.inc({ extension, code: String(code) }),
       })
     : undefined;
+  const execSessions = getOrCreateCounter(registry, {
+    name: 'agent_exec_sessions_total',
+    help: "exec, attach and port-forward sessions, by kind, the cluster's (or the agent's refusal) status code and how they ended.",
+    labelNames: ['kind', 'code', 'ended'],
+  });
   // The agent exists only below; the gauge asks it when Prometheus scrapes.
   let isConnected = () => false;
   const compat = argocdAgentAgentMetrics(registry, () => isConnected());
@@ -186,6 +191,18 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     resourceProxyFilter: c.resourceProxyFilter,
     argocdNamespace: c.namespace,
     allowImpersonation: c.resourceProxyAllowImpersonation,
+    exec: {
+      enabled: c.enableExec,
+      maxSessions: c.execMaxSessions,
+      maxDurationMs: c.execMaxDuration,
+      idleTimeoutMs: c.execIdleTimeout,
+    },
+    onSession: (r) =>
+      execSessions.inc({
+        kind: r.kind,
+        code: String(r.status),
+        ended: r.ended ?? (r.status === 101 ? 'closed' : 'refused'),
+      }),
     logger,
     handlers: {
       redis: (s) => redis.handle(s),
@@ -211,6 +228,13 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     help: 'Logical streams being served on the current tunnel.',
     collect() {
       this.set(agent.connector.activeStreams);
+    },
+  });
+  getOrCreateGauge(registry, {
+    name: 'agent_exec_sessions_active',
+    help: 'exec, attach and port-forward sessions open now (and upgrades being set up).',
+    collect() {
+      this.set(agent.activeSessions);
     },
   });
   const disconnects = getOrCreateCounter(registry, {

@@ -19,6 +19,7 @@ export {
 } from './extension-registry.js';
 export { KubeClient } from './kube-client.js';
 export { createKubeForwarder, type KubeForwarder, type KubeForwarderOptions } from './kube-forwarder.js';
+export { DEFAULT_EXEC_POLICY, type ExecPolicy, type SessionRecord } from './kube-sessions.js';
 export { ManagedGate } from './managed-gate.js';
 export { RedisExecutor, type RedisExecutorOptions } from './redis-executor.js';
 export { type ConnectorEvents, TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';

@@ -7,7 +7,11 @@ export const APP_NAMES: AppNameRegistry = {
     "flags": [
       "agent-name",
       "creds",
+      "enable-exec",
       "enable-resource-proxy",
+      "exec-idle-timeout",
+      "exec-max-duration",
+      "exec-max-sessions",
       "extensions-config",
       "extensions-config-path",
       "extensions-secret-name",
@@ -47,7 +51,11 @@ export const APP_NAMES: AppNameRegistry = {
     ],
     "env": [
       "ARGOCD_AGENT_CREDS",
+      "ARGOCD_AGENT_ENABLE_EXEC",
       "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY",
+      "ARGOCD_AGENT_EXEC_IDLE_TIMEOUT",
+      "ARGOCD_AGENT_EXEC_MAX_DURATION",
+      "ARGOCD_AGENT_EXEC_MAX_SESSIONS",
       "ARGOCD_AGENT_EXTENSIONS_CONFIG",
       "ARGOCD_AGENT_EXTENSIONS_CONFIG_PATH",
       "ARGOCD_AGENT_EXTENSIONS_SECRET_NAME",
@@ -91,6 +99,10 @@ export const APP_NAMES: AppNameRegistry = {
     ],
     "params": [
       "agent.creds",
+      "agent.exec.enable",
+      "agent.exec.idle-timeout",
+      "agent.exec.max-duration",
+      "agent.exec.max-sessions",
       "agent.extensions.config",
       "agent.extensions.config-path",
       "agent.extensions.secret-name",
@@ -355,6 +367,46 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "agent.resource-proxy.allow-impersonation"
+        ]
+      },
+      {
+        "flag": "enable-exec",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_ENABLE_EXEC"
+        ],
+        "params": [
+          "agent.exec.enable"
+        ]
+      },
+      {
+        "flag": "exec-max-sessions",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_MAX_SESSIONS"
+        ],
+        "params": [
+          "agent.exec.max-sessions"
+        ]
+      },
+      {
+        "flag": "exec-max-duration",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_MAX_DURATION"
+        ],
+        "params": [
+          "agent.exec.max-duration"
+        ]
+      },
+      {
+        "flag": "exec-idle-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_IDLE_TIMEOUT"
+        ],
+        "params": [
+          "agent.exec.idle-timeout"
         ]
       },
       {
