@@ -518,6 +518,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -569,6 +570,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
@@ -619,6 +621,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.gateway.cert-path",
       "principal.extension-proxy.gateway.key-path",
       "principal.extension-proxy.gateway.link-buffer-budget",
+      "principal.extension-proxy.gateway.link-max-age",
       "principal.extension-proxy.gateway.links",
       "principal.extension-proxy.gateway.plaintext",
       "principal.extension-proxy.gateway.route-reconcile-interval",
@@ -1025,6 +1028,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-max-age"
+        ]
+      },
+      {
         "flag": "gateway-link-buffer-budget",
         "aliases": [],
         "env": [
@@ -1143,6 +1156,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -1227,6 +1241,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
@@ -1284,6 +1299,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.redis-proxy.gateway.cert-path",
       "principal.redis-proxy.gateway.key-path",
       "principal.redis-proxy.gateway.link-buffer-budget",
+      "principal.redis-proxy.gateway.link-max-age",
       "principal.redis-proxy.gateway.links",
       "principal.redis-proxy.gateway.plaintext",
       "principal.redis-proxy.gateway.route-reconcile-interval",
@@ -1731,6 +1747,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-max-age"
+        ]
+      },
+      {
         "flag": "gateway-link-buffer-budget",
         "aliases": [],
         "env": [
@@ -1935,6 +1961,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -2013,6 +2040,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
@@ -2064,6 +2092,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.resource-proxy.gateway.cert-path",
       "principal.resource-proxy.gateway.key-path",
       "principal.resource-proxy.gateway.link-buffer-budget",
+      "principal.resource-proxy.gateway.link-max-age",
       "principal.resource-proxy.gateway.links",
       "principal.resource-proxy.gateway.plaintext",
       "principal.resource-proxy.gateway.route-reconcile-interval",
@@ -2487,6 +2516,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.resource-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-max-age"
         ]
       },
       {
