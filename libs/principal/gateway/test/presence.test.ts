@@ -125,6 +125,25 @@ describe('records that expire without an event', () => {
     );
   });
 
+  it('a holder whose record expired (renewals lost to an outage) writes it again; a removed one cannot', async () => {
+    const [writer, other] = await buses(2, 1_500);
+    const held = await deadRecord(writer!, 'agent-v');
+    const revision = (await writer!.presence.get('agent-v'))!.revision!;
+    await expect
+      .poll(() => writer!.presence.get('agent-v'), { timeout: 15_000, interval: 100 })
+      .toBeUndefined();
+    const renewed = await writer!.presence.refresh(held, revision);
+    expect(renewed).toEqual({ held: true, revision: expect.any(Number) });
+    expect(await other!.presence.get('agent-v')).toMatchObject({ sessionId: held.sessionId });
+    // Removed by its own session (the tunnel ended): a stale renewal does not bring it back.
+    await writer!.presence.remove('agent-v', held.sessionId);
+    expect(await writer!.presence.refresh(held, renewed.held ? renewed.revision : 0)).toEqual({
+      held: false,
+      current: undefined,
+    });
+    expect(await other!.presence.get('agent-v')).toBeUndefined();
+  });
+
   it('a route that fails while the store has no record is dropped at once, and so are links to its gateway', async () => {
     const [writer, proxyBus] = await buses(2, 1_500);
     const record = await deadRecord(writer!, 'agent-u');

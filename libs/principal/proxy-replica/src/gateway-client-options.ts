@@ -50,6 +50,16 @@ export function gatewayClientOptions(component: 'resource-proxy' | 'redis-proxy'
         'Persistent links (HTTP/2 streams carrying every request) this replica keeps to each gateway; more spread a busy gateway over more connections.',
     },
     {
+      flag: 'gateway-link-max-age',
+      type: 'duration',
+      default: '1h',
+      min: '1m',
+      env: `${env}_LINK_MAX_AGE`,
+      paramsKey: `${params}.link-max-age`,
+      description:
+        'A link to a gateway older than this takes no new requests (the next one is dialled, with what it authenticates with read again) and closes when its requests are done.',
+    },
+    {
       flag: 'gateway-link-buffer-budget',
       type: 'int',
       default: 67108864,

@@ -19,6 +19,8 @@ export interface GatewayClientFlags {
   gatewayRouteReconcileInterval: number;
   /** Response bytes all links may hold for readers together. */
   gatewayLinkBufferBudget: number;
+  /** Age after which a link takes no new streams, in ms. */
+  gatewayLinkMaxAge: number;
 }
 
 /** What is missing for reaching gateways (each proxy's config validation reports it). */
@@ -72,6 +74,7 @@ export async function startRouterFromFlags(
     linksPerGateway: f.gatewayLinks,
     reconcileIntervalMs: f.gatewayRouteReconcileInterval,
     linkBufferBudgetBytes: f.gatewayLinkBufferBudget,
+    linkMaxAgeMs: f.gatewayLinkMaxAge,
     ...(deps.registry ? { registry: deps.registry } : {}),
     ...(deps.local ? { local: deps.local } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),

@@ -43,6 +43,11 @@ export interface AgentRouterOptions {
   maxChunkSize?: number;
   /** Persistent links kept to each gateway. Default 2. */
   linksPerGateway?: number;
+  /**
+   * Links older than this take no new streams (the next is dialled, reading `metadata` again)
+   * and close when their streams are done. Default 0: links live as long as they work.
+   */
+  linkMaxAgeMs?: number;
   /** Heartbeat on each link; one left unanswered until the next closes the link. Default 10 s. */
   linkPingIntervalMs?: number;
   /**
@@ -380,6 +385,7 @@ export class AgentRouter {
           client: this.client(address),
           metadata: this.opts.metadata?.(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
+          maxAgeMs: this.opts.linkMaxAgeMs,
           windowBudget: new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET, this.linkBudget),
           onClosed: (link, reason) =>
             this.opts.logger.info(

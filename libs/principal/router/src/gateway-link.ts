@@ -75,6 +75,11 @@ export interface GatewayLinkOptions {
   pingIntervalMs: number;
   /** Where the link's window growth is reserved and its buffered bytes counted (the router's, per link). */
   windowBudget?: WindowBudget | undefined;
+  /**
+   * After this long the link takes no new streams (the next is dialled, with metadata read
+   * again: a rotated token) and closes once its streams are done. 0: never.
+   */
+  maxAgeMs?: number | undefined;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -93,6 +98,8 @@ export class GatewayLink {
   private awaitingPong = false;
   private pongs = 0;
   private probeTimer: NodeJS.Timeout | undefined;
+  private retireTimer: NodeJS.Timeout | undefined;
+  private retired = false;
 
   constructor(private readonly opts: GatewayLinkOptions) {
     const call = opts.client.makeBidiStreamRequest<Frame, Frame>(
@@ -117,6 +124,13 @@ export class GatewayLink {
     );
     this.pingTimer = setInterval(() => this.heartbeat(), opts.pingIntervalMs);
     this.pingTimer.unref();
+    if (opts.maxAgeMs && opts.maxAgeMs > 0) {
+      this.retireTimer = setTimeout(() => {
+        this.retired = true;
+        this.closeIfRetiredAndIdle();
+      }, opts.maxAgeMs);
+      this.retireTimer.unref();
+    }
   }
 
   get address(): string {
@@ -125,7 +139,7 @@ export class GatewayLink {
 
   /** Takes new streams: not closed, not told to go away. */
   get usable(): boolean {
-    return !this.closedWith && !this.mux?.isGoingAway;
+    return !this.closedWith && !this.mux?.isGoingAway && !this.retired;
   }
 
   get activeStreams(): number {
@@ -206,7 +220,17 @@ export class GatewayLink {
     this.probeTimer.unref();
   }
 
+  /** A retired link closes once nothing runs on it (checked at retirement and each heartbeat). */
+  private closeIfRetiredAndIdle(): boolean {
+    if (!this.retired || this.activeStreams > 0) return false;
+    this.close(
+      new TunnelError(TunnelErrorCode.CANCELLED, `link to gateway ${this.opts.address} retired by age`),
+    );
+    return true;
+  }
+
   private heartbeat(): void {
+    if (this.closeIfRetiredAndIdle()) return;
     if (this.awaitingPong) {
       this.close(
         new TunnelError(
@@ -229,6 +253,7 @@ export class GatewayLink {
     this.closedWith = reason;
     clearInterval(this.pingTimer);
     clearTimeout(this.probeTimer);
+    clearTimeout(this.retireTimer);
     const waiting = this.waiting;
     this.waiting = [];
     this.mux?.close(reason);

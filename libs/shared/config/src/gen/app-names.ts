@@ -570,6 +570,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -621,6 +622,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
@@ -671,6 +673,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.gateway.cert-path",
       "principal.extension-proxy.gateway.key-path",
       "principal.extension-proxy.gateway.link-buffer-budget",
+      "principal.extension-proxy.gateway.link-max-age",
       "principal.extension-proxy.gateway.links",
       "principal.extension-proxy.gateway.plaintext",
       "principal.extension-proxy.gateway.route-reconcile-interval",
@@ -1077,6 +1080,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-max-age"
+        ]
+      },
+      {
         "flag": "gateway-link-buffer-budget",
         "aliases": [],
         "env": [
@@ -1195,6 +1208,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -1279,6 +1293,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
@@ -1336,6 +1351,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.redis-proxy.gateway.cert-path",
       "principal.redis-proxy.gateway.key-path",
       "principal.redis-proxy.gateway.link-buffer-budget",
+      "principal.redis-proxy.gateway.link-max-age",
       "principal.redis-proxy.gateway.links",
       "principal.redis-proxy.gateway.plaintext",
       "principal.redis-proxy.gateway.route-reconcile-interval",
@@ -1783,6 +1799,16 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-max-age"
+        ]
+      },
+      {
         "flag": "gateway-link-buffer-budget",
         "aliases": [],
         "env": [
@@ -1987,6 +2013,7 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-cert-path",
       "gateway-key-path",
       "gateway-link-buffer-budget",
+      "gateway-link-max-age",
       "gateway-links",
       "gateway-plaintext",
       "gateway-route-reconcile-interval",
@@ -2065,6 +2092,7 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
@@ -2116,6 +2144,7 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.resource-proxy.gateway.cert-path",
       "principal.resource-proxy.gateway.key-path",
       "principal.resource-proxy.gateway.link-buffer-budget",
+      "principal.resource-proxy.gateway.link-max-age",
       "principal.resource-proxy.gateway.links",
       "principal.resource-proxy.gateway.plaintext",
       "principal.resource-proxy.gateway.route-reconcile-interval",
@@ -2539,6 +2568,16 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.resource-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-max-age"
         ]
       },
       {
