@@ -2,8 +2,9 @@
 // never slows the offered load), watches held open and resumed from their last
 // resourceVersion, `logs -f` followers, redis pub/sub, a watch reader that stops reading and
 // clients that disconnect mid-body. Every request is recorded with its deadline for the report.
-import https from 'node:https';
+
 import { readFileSync } from 'node:fs';
+import https from 'node:https';
 import Redis from 'ioredis';
 
 /** A request still unanswered this long after its deadline is given up on (and is a hang). */
@@ -81,7 +82,15 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   const watches = new Map(
     watched.map((agent) => [
       agent,
-      { fromRv: sim.rvs[agent], rv: sim.rvs[agent], seen: [], reconnects: 0, relists: 0, lastEvent: 0, maxGapMs: 0 },
+      {
+        fromRv: sim.rvs[agent],
+        rv: sim.rvs[agent],
+        seen: [],
+        reconnects: 0,
+        relists: 0,
+        lastEvent: 0,
+        maxGapMs: 0,
+      },
     ]),
   );
   const DEPLOYMENTS = '/apis/apps/v1/namespaces/demo/deployments';
@@ -140,19 +149,25 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   async function relist(agent) {
     const w = watches.get(agent);
     await new Promise((resolve) => {
-      request('list', agent, DEPLOYMENTS, (res, done) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => {
-          body += c;
-        });
-        res.on('end', () => {
-          done('ok');
-          w.rv = JSON.parse(body).metadata.resourceVersion;
-          resolve();
-        });
-        res.on('error', resolve);
-      }, resolve);
+      request(
+        'list',
+        agent,
+        DEPLOYMENTS,
+        (res, done) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => {
+            body += c;
+          });
+          res.on('end', () => {
+            done('ok');
+            w.rv = JSON.parse(body).metadata.resourceVersion;
+            resolve();
+          });
+          res.on('error', resolve);
+        },
+        resolve,
+      );
     });
   }
 
@@ -166,33 +181,44 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
       f.reconnects++;
       setTimeout(() => follow(agent), 250);
     };
-    const { abort } = request('logs', agent, `/api/v1/namespaces/demo/pods/${sim.pods[agent]}/log?follow=true`, (res, done) => {
-      done('ok');
-      let buf = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        buf += chunk;
-        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-          const m = /^soak line (\d+)$/.exec(buf.slice(0, i));
-          if (m) f.lines.add(Number(m[1]));
-          buf = buf.slice(i + 1);
-        }
-      });
-      res.on('close', () => {
-        closers.delete(abort);
-        retry();
-      });
-    }, retry);
+    const { abort } = request(
+      'logs',
+      agent,
+      `/api/v1/namespaces/demo/pods/${sim.pods[agent]}/log?follow=true`,
+      (res, done) => {
+        done('ok');
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          buf += chunk;
+          for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+            const m = /^soak line (\d+)$/.exec(buf.slice(0, i));
+            if (m) f.lines.add(Number(m[1]));
+            buf = buf.slice(i + 1);
+          }
+        });
+        res.on('close', () => {
+          closers.delete(abort);
+          retry();
+        });
+      },
+      retry,
+    );
     closers.add(abort);
   }
 
   // ---- a reader that stops reading, and clients that leave mid-body ---------------------------
   let stuck;
   function startStuckReader(agent) {
-    stuck = request('watch-unread', agent, `${DEPLOYMENTS}?watch=1&resourceVersion=${sim.rvs[agent]}`, (res, done) => {
-      done('ok');
-      res.pause(); // and never resumed: the proxies must not hold the rest of the system for it
-    });
+    stuck = request(
+      'watch-unread',
+      agent,
+      `${DEPLOYMENTS}?watch=1&resourceVersion=${sim.rvs[agent]}`,
+      (res, done) => {
+        done('ok');
+        res.pause(); // and never resumed: the proxies must not hold the rest of the system for it
+      },
+    );
   }
   let flip = 0;
   function disconnectMidBody() {
@@ -278,8 +304,55 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
     else redisGet(agent);
   }
 
+  /**
+   * Before the clock starts: every agent answers a named GET through the proxies (retrying
+   * while presence spreads), so the run starts from a settled system. Resolves with the
+   * number of agents that never answered within `timeoutMs`.
+   */
+  async function warmUp(timeoutMs, concurrency = 16) {
+    const deadline = Date.now() + timeoutMs;
+    const queue = [...names];
+    let missing = 0;
+    const once = (agent) =>
+      new Promise((resolve) => {
+        const req = https.request(
+          {
+            agent: httpAgent,
+            host: '127.0.0.1',
+            port,
+            path: `/clusters/${agent}${DEPLOYMENTS}/guestbook`,
+            headers: { authorization: `Bearer ${topo.tokens.get(agent)}` },
+            timeout: deadlineMs,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode === 200));
+            res.on('error', () => resolve(false));
+          },
+        );
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(false));
+        req.end();
+      });
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (let agent = queue.shift(); agent !== undefined; agent = queue.shift()) {
+          while (!(await once(agent))) {
+            if (Date.now() > deadline) {
+              missing++;
+              break;
+            }
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        }
+      }),
+    );
+    return missing;
+  }
+
   return {
     records,
+    warmUp,
     watches,
     follows,
     pubsub: { published, received, intervals },

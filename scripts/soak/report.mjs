@@ -19,10 +19,12 @@ export function isHang(r, now) {
 export function outcomesByKind(records, now) {
   const out = {};
   for (const r of records) {
-    const k = (out[r.kind] ??= { total: 0, ok: 0, failed: 0, timedOut: 0, hangs: 0 });
+    out[r.kind] ??= { total: 0, ok: 0, failed: 0, timedOut: 0, hangs: 0 };
+    const k = out[r.kind];
     k.total++;
     if (isHang(r, now)) k.hangs++;
-    else if (r.end === undefined) k.total--; // still within its deadline: not judged yet
+    else if (r.end === undefined)
+      k.total--; // still within its deadline: not judged yet
     else if (r.outcome === 'ok') k.ok++;
     else if (r.outcome === 'timeout') k.timedOut++;
     else k.failed++;
@@ -96,7 +98,12 @@ export function watchLoss({ emitted, seen, fromRv, toRv }) {
   const inRange = emitted.filter((rv) => Number(rv) > Number(fromRv) && Number(rv) <= Number(toRv));
   const seenSet = new Set(seen);
   const lost = inRange.filter((rv) => !seenSet.has(rv));
-  return { emitted: inRange.length, seen: inRange.length - lost.length, lost: lost.length, duplicates: seen.length - seenSet.size };
+  return {
+    emitted: inRange.length,
+    seen: inRange.length - lost.length,
+    lost: lost.length,
+    duplicates: seen.length - seenSet.size,
+  };
 }
 
 /**

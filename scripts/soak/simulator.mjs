@@ -78,7 +78,11 @@ process.on('message', async (msg) => {
   else if (msg.cmd === 'gateways')
     process.send({ id: msg.id, gateways: Object.fromEntries(cfg.names.map((n) => [n, gatewayOf(n)])) });
   else if (msg.cmd === 'emitted')
-    process.send({ id: msg.id, emitted: Object.fromEntries(emitted), logLines: Object.fromEntries(logLines) });
+    process.send({
+      id: msg.id,
+      emitted: Object.fromEntries(emitted),
+      logLines: Object.fromEntries(logLines),
+    });
   else if (msg.cmd === 'shutdown') {
     clearInterval(ticker);
     await fleet.stop();

@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { flap, runFaults, SCHEDULE } from './faults.mjs';
 import { createLoad, localAgentKey } from './load.mjs';
-import { buildReport, formatReport } from './summary.mjs';
 import { pidOf, startSampler } from './sampler.mjs';
+import { buildReport, formatReport } from './summary.mjs';
 import { startSimulator, startTopology, writeJson } from './topology.mjs';
 
 const { values: flags } = parseArgs({
@@ -35,14 +35,16 @@ const rate = Number(flags.rate);
 const durationMs = Number(flags.duration ?? (flags.quick ? 60 : 600)) * 1000;
 const deadlineMs = Number(flags.deadline) * 1000;
 if (![agents, rate, durationMs, deadlineMs].every((n) => Number.isFinite(n) && n > 0) || agents < 4) {
-  console.error('usage: npm run soak -- [--quick] [--agents N≥4] [--rate R] [--duration S] [--deadline S] [--json FILE]');
+  console.error(
+    'usage: npm run soak -- [--quick] [--agents N≥4] [--rate R] [--duration S] [--deadline S] [--json FILE]',
+  );
   process.exit(2);
 }
 
 const started = Date.now();
 const log = (m) => console.error(`[soak +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
 const heartbeatMs = 10_000;
-const topo = await startTopology({ agents, heartbeatMs, requestTimeout: deadlineMs, log });
+const topo = await startTopology({ agents, requestTimeout: deadlineMs, log });
 const nWatched = Math.min(Number(flags.watches), agents - 2);
 const watched = topo.names.slice(0, nWatched);
 const logged = topo.names.slice(0, Math.min(10, nWatched));
@@ -56,7 +58,11 @@ await seed.mset(...topo.names.flatMap((n) => [localAgentKey(n), n]));
 seed.disconnect();
 
 const processes = [
-  ...[...topo.gateways, ...topo.resourceProxies, ...topo.redisProxies].map((a) => ({ name: a.name, pid: () => a.pid, app: a })),
+  ...[...topo.gateways, ...topo.resourceProxies, ...topo.redisProxies].map((a) => ({
+    name: a.name,
+    pid: () => a.pid,
+    app: a,
+  })),
   ...topo.nats.nodes.map((n, i) => ({ name: `nats-${i + 1}`, pid: pidOf(['nats-server', String(n.port)]) })),
   { name: 'redis-principal', pid: pidOf(['redis-server', `:${topo.principalRedis.port}`]) },
   { name: 'redis-agents', pid: pidOf(['redis-server', `:${topo.agentRedis.port}`]) },
@@ -67,6 +73,8 @@ const sampler = startSampler(processes);
 const loopDelay = monitorEventLoopDelay({ resolution: 20 });
 loopDelay.enable();
 const load = createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapper });
+const unanswered = await load.warmUp(120_000);
+log(`warm-up: ${agents - unanswered} of ${agents} agents answered through the proxies`);
 const t0 = Date.now();
 const loadAtStart = os.loadavg()[0];
 sim.send({ cmd: 'emit', intervalMs: 500 });
@@ -104,12 +112,12 @@ try {
   // not a checkout
 }
 const logsOf = Object.fromEntries([
-    ...[...topo.gateways, ...topo.resourceProxies, ...topo.redisProxies].map((a) => [
-      a.name,
-      a.generations.flatMap((g) => g.logs),
-    ]),
-    ['simulator', sim.logs],
-  ]);
+  ...[...topo.gateways, ...topo.resourceProxies, ...topo.redisProxies].map((a) => [
+    a.name,
+    a.generations.flatMap((g) => g.logs),
+  ]),
+  ['simulator', sim.logs],
+]);
 const report = buildReport({
   meta: {
     date: new Date(t0).toISOString(),

@@ -20,7 +20,16 @@ export function buildReport({ meta, load, faults, window, emitted, logLines, sam
   const faultWindows = faults.map((f, i) =>
     failureWindow(f, others, faults[i + 1]?.at ?? window.loadEnd, now),
   );
-  const watch = { watchers: 0, emitted: 0, seen: 0, lost: 0, duplicates: 0, reconnects: 0, relists: 0, maxGapMs: 0 };
+  const watch = {
+    watchers: 0,
+    emitted: 0,
+    seen: 0,
+    lost: 0,
+    duplicates: 0,
+    reconnects: 0,
+    relists: 0,
+    maxGapMs: 0,
+  };
   for (const [agent, w] of load.watches) {
     const list = emitted[agent] ?? [];
     const loss = watchLoss({ emitted: list, seen: w.seen, fromRv: w.fromRv, toRv: list.at(-1) ?? w.fromRv });
@@ -48,7 +57,10 @@ export function buildReport({ meta, load, faults, window, emitted, logLines, sam
     const r = resourceReturn(s, window.baseline, window.final);
     processes[name] = { ...r, errorLines: logsOf[name] ? errorLines(logsOf[name]) : undefined };
   }
-  const flapperRecords = outcomesByKind(routed.filter((r) => r.agent === meta.flapper), now);
+  const flapperRecords = outcomesByKind(
+    routed.filter((r) => r.agent === meta.flapper),
+    now,
+  );
   const report = {
     meta,
     requests: outcomesByKind(load.records, now),
@@ -78,7 +90,10 @@ export function formatReport(r) {
     `- ${m.agents} agents, ${m.rate} req/s for ${m.durationS} s, request deadline ${m.deadlineMs / 1000} s, flapping agent ${m.flapper} (${m.flaps} flaps)`,
     '',
   );
-  out.push('| kind | total | ok | failed | timed out | hangs |', '| --- | ---: | ---: | ---: | ---: | ---: |');
+  out.push(
+    '| kind | total | ok | failed | timed out | hangs |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  );
   for (const [kind, k] of Object.entries(r.requests))
     out.push(`| ${kind} | ${k.total} | ${k.ok} | ${k.failed} | ${k.timedOut} | ${k.hangs} |`);
   out.push('', '| fault | agents affected | failures | first success | median | last | not recovered |');
@@ -93,7 +108,9 @@ export function formatReport(r) {
     `- watch events: ${w.emitted} emitted to ${w.watchers} watchers, ${w.seen} seen, **${w.lost} lost**, ${w.duplicates} duplicates; ${w.reconnects} reconnects (resumed from the last resourceVersion), ${w.relists} relists after 410; longest gap between events ${ms(w.maxGapMs)}`,
   );
   const f = r.follow;
-  out.push(`- logs -f: ${f.appended} lines appended for ${f.followers} followers, **${f.lost} never seen**, ${f.reconnects} reconnects`);
+  out.push(
+    `- logs -f: ${f.appended} lines appended for ${f.followers} followers, **${f.lost} never seen**, ${f.reconnects} reconnects`,
+  );
   const p = r.pubsub;
   out.push(
     `- redis pub/sub: ${p.published} published, ${p.received} received, **${p.lost} lost while subscribed**, ${p.lostAtDisconnect} in flight on a connection that died, ${p.missedWhileAway} published while the subscriber was reconnecting`,
@@ -103,12 +120,19 @@ export function formatReport(r) {
   const flAll = Object.values(fl).reduce((s, k) => s + k.total, 0);
   const flHangs = Object.values(fl).reduce((s, k) => s + k.hangs, 0);
   out.push(`- flapping agent: ${flOk} of ${flAll} requests ok, ${flHangs} hangs`, '');
-  out.push('| process | peak RSS MiB | RSS MiB baseline → end | peak fds | fds baseline → end | back to baseline | error log lines |');
+  out.push(
+    '| process | peak RSS MiB | RSS MiB baseline → end | peak fds | fds baseline → end | back to baseline | error log lines |',
+  );
   out.push('| --- | ---: | ---: | ---: | ---: | --- | ---: |');
   for (const [name, q] of Object.entries(r.processes))
     out.push(
       `| ${name} | ${mib(q.peakRssKb)} | ${mib(q.baseRssKb)} → ${mib(q.endRssKb)} | ${q.peakFds ?? '—'} | ${q.baseFds ?? '—'} → ${q.endFds ?? '—'} | ${q.judged ? (q.returned ? 'yes' : '**no**') : 'not judged'} | ${q.errorLines ?? 'n/a'} |`,
     );
-  out.push('', r.verdict.pass ? '**PASS**: no hangs, every process back to baseline' : `**FAIL**: ${r.verdict.reasons.join('; ')}`);
+  out.push(
+    '',
+    r.verdict.pass
+      ? '**PASS**: no hangs, every process back to baseline'
+      : `**FAIL**: ${r.verdict.reasons.join('; ')}`,
+  );
   return out.join('\n');
 }

@@ -57,12 +57,16 @@ function managedApp(name, app, args, readyMsg) {
   return self;
 }
 
-export async function startTopology({ agents, heartbeatMs, requestTimeout, log }) {
+export async function startTopology({ agents, requestTimeout, log }) {
   const pki = await benchPki('soak-', 'resource-proxy');
   const { file, ca, caFile } = pki;
   const tlsCrt = pki.tlsCrt;
   const tlsKey = pki.tlsKey;
-  const redisProxyCert = await issueCertificate(ca, { commonName: 'redis-proxy', usage: 'client', kind: 'proxy' });
+  const redisProxyCert = await issueCertificate(ca, {
+    commonName: 'redis-proxy',
+    usage: 'client',
+    kind: 'proxy',
+  });
   const names = Array.from({ length: agents }, (_, i) => `soak-${i + 1}`);
   log(`issuing ${agents} agent certificates`);
   const certs = {};
@@ -223,7 +227,9 @@ export async function startSimulator(topo, { watched, logged, heartbeatMs, log }
         pending.delete(m.id);
       }
     });
-    child.once('exit', (code) => reject(new Error(`simulator exited (${code}):\n${logs.slice(-30).join('\n')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`simulator exited (${code}):\n${logs.slice(-30).join('\n')}`)),
+    );
   });
   const { pods, rvs } = await ready;
   return {

@@ -69,7 +69,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
         const running = nodes.filter((n) => n.isRunning());
         const leaders = await Promise.all(running.map((n) => leaderSeenBy(n).catch(() => '')));
         if (leaders.length > 0 && leaders[0] !== '' && leaders.every((l) => l === leaders[0])) return;
-        if (Date.now() > deadline) throw new Error(`NATS cluster has no JetStream leader after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`NATS cluster has no JetStream leader after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
