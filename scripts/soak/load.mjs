@@ -9,6 +9,12 @@ import Redis from 'ioredis';
 
 /** A request still unanswered this long after its deadline is given up on (and is a hang). */
 const GIVE_UP_AFTER_MS = 5_000;
+/**
+ * The fixed-rate requests this process keeps in flight at most: beyond it a request is not sent
+ * but counted as shed, so a system that stops answering cannot drown the load generator (and
+ * with it the measurement) in connections; the report shows how many were shed.
+ */
+const MAX_IN_FLIGHT = 1_000;
 const CHANNEL = 'soak-pubsub';
 export const agentKey = (agent) => `app|managed-resources|${agent}_${agent}-state`;
 /** The key as the agent's own Redis knows it (the proxy cuts `<agent>_` out). */
@@ -16,6 +22,13 @@ export const localAgentKey = (agent) => `app|managed-resources|${agent}-state`;
 
 export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapper }) {
   const records = [];
+  const shed = {};
+  let inFlight = 0;
+  const admit = (kind) => {
+    if (inFlight < MAX_IN_FLIGHT) return true;
+    shed[kind] = (shed[kind] ?? 0) + 1;
+    return false;
+  };
   const httpAgent = new https.Agent({
     keepAlive: true,
     // No cap: a pool that queued requests behind hung ones would make hangs of its own.
@@ -34,6 +47,7 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
     return t;
   };
   let disconnects;
+  let offered = 0;
 
   /**
    * One HTTP request through the resource proxies. `onResponse(res, rec)` may take over the
@@ -42,11 +56,13 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   function request(kind, agent, path, onResponse, onFailure) {
     const rec = { kind, agent, start: Date.now(), end: undefined, deadlineMs, outcome: 'failed' };
     records.push(rec);
+    inFlight++;
     const ac = new AbortController();
     const giveUp = setTimeout(() => ac.abort(new Error('gave up')), deadlineMs + GIVE_UP_AFTER_MS);
     const finish = (outcome, detail) => {
       if (rec.end !== undefined) return;
       clearTimeout(giveUp);
+      inFlight--;
       rec.end = Date.now();
       rec.outcome = outcome;
       if (detail) rec.detail = detail;
@@ -222,6 +238,7 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   }
   let flip = 0;
   function disconnectMidBody() {
+    if (!admit('disconnect')) return;
     const agent = names[Math.floor(Math.random() * names.length)];
     const path =
       flip++ % 2 === 0
@@ -250,11 +267,13 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   function redisGet(agent) {
     const rec = { kind: 'redis', agent, start: Date.now(), end: undefined, deadlineMs, outcome: 'failed' };
     records.push(rec);
+    inFlight++;
     const client = redisClients[nextClient++ % redisClients.length];
     let giveUp;
     const finish = (outcome, detail) => {
       if (rec.end !== undefined) return;
       clearTimeout(giveUp);
+      inFlight--;
       rec.end = Date.now();
       rec.outcome = outcome;
       if (detail) rec.detail = detail;
@@ -299,8 +318,10 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   function issue(i) {
     const agent = names[Math.floor(Math.random() * names.length)];
     const slot = i % 10;
-    if (slot < 5) request('get', agent, `${DEPLOYMENTS}/guestbook`);
-    else if (slot < 7) request('list', agent, '/api/v1/namespaces/demo/pods');
+    const kind = slot < 5 ? 'get' : slot < 7 ? 'list' : 'redis';
+    if (!admit(kind)) return;
+    if (kind === 'get') request('get', agent, `${DEPLOYMENTS}/guestbook`);
+    else if (kind === 'list') request('list', agent, '/api/v1/namespaces/demo/pods');
     else redisGet(agent);
   }
 
@@ -352,6 +373,8 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
 
   return {
     records,
+    shed,
+    offered: () => offered,
     warmUp,
     watches,
     follows,
@@ -361,10 +384,9 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
       if (!process.env.SOAK_NO_FOLLOW) for (const agent of logged) follow(agent);
       if (watched.length > 0 && !process.env.SOAK_NO_STUCK) startStuckReader(watched[0]);
       const t0 = Date.now();
-      let issued = 0;
       every(5, () => {
         const due = Math.floor(((Date.now() - t0) / 1000) * rate);
-        while (issued < due) issue(issued++);
+        while (offered < due) issue(offered++);
       });
       every(50, publish);
     },

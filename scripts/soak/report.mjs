@@ -49,9 +49,13 @@ const median = (xs) => {
 export function failureWindow(fault, records, until, now = until) {
   const scope = fault.agents ? new Set(fault.agents) : undefined;
   const byAgent = new Map();
+  const ofAgent = new Map(); // each agent's records, so a long run is not scanned once per agent
   for (const r of records) {
     if (scope && !scope.has(r.agent)) continue;
     if (r.start >= until) continue;
+    const own = ofAgent.get(r.agent);
+    if (own) own.push(r);
+    else ofAgent.set(r.agent, [r]);
     const bad = r.outcome !== 'ok' || isHang(r, now);
     const at = r.end ?? now;
     if (bad && at >= fault.at && at < until) {
@@ -67,8 +71,8 @@ export function failureWindow(fault, records, until, now = until) {
   for (const [agent, a] of byAgent) {
     failures += a.failures;
     let success;
-    for (const r of records) {
-      if (r.agent !== agent || r.outcome !== 'ok' || r.end === undefined || isHang(r, now)) continue;
+    for (const r of ofAgent.get(agent)) {
+      if (r.outcome !== 'ok' || r.end === undefined || isHang(r, now)) continue;
       if (r.start < a.firstFailure || r.end >= until) continue;
       if (success === undefined || r.end < success) success = r.end;
     }

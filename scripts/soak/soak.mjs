@@ -67,6 +67,7 @@ const processes = [
   { name: 'redis-principal', pid: pidOf(['redis-server', `:${topo.principalRedis.port}`]) },
   { name: 'redis-agents', pid: pidOf(['redis-server', `:${topo.agentRedis.port}`]) },
   { name: 'simulator', pid: () => sim.pid },
+  { name: 'balancers', pid: () => topo.balancers.pid },
 ];
 const sampler = startSampler(processes);
 // The balancers run in this process: a blocked event loop here would look like a slow system.
@@ -129,6 +130,7 @@ const report = buildReport({
     deadlineMs,
     flapper,
     flaps,
+    startupS: Math.round((t0 - started) / 1000),
     soakLoopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
   },
   load,
@@ -154,7 +156,7 @@ if (process.env.SOAK_LOGS) {
     writeFileSync(path.join(process.env.SOAK_LOGS, `${name}.log`), `${lines.join('\n')}\n`);
 }
 
-log('stopping');
+log(`stopping; the whole run took ${((Date.now() - started) / 1000).toFixed(0)} s`);
 await sim.ask({ cmd: 'shutdown' }).catch(() => undefined);
 await topo.close().catch(() => undefined);
 process.exit(report.verdict.pass ? 0 : 1);

@@ -64,6 +64,8 @@ export function buildReport({ meta, load, faults, window, emitted, logLines, sam
   const report = {
     meta,
     requests: outcomesByKind(load.records, now),
+    offered: load.offered(),
+    shed: load.shed,
     faults: faultWindows,
     flapper: { agent: meta.flapper, flaps: meta.flaps, requests: flapperRecords },
     watch,
@@ -87,15 +89,18 @@ export function formatReport(r) {
     `- the soak process's event loop (it runs the balancers and the load): p99 delay ${m.soakLoopDelayMs.p99.toFixed(0)} ms, max ${m.soakLoopDelayMs.max.toFixed(0)} ms`,
   );
   out.push(
-    `- ${m.agents} agents, ${m.rate} req/s for ${m.durationS} s, request deadline ${m.deadlineMs / 1000} s, flapping agent ${m.flapper} (${m.flaps} flaps)`,
+    `- ${m.agents} agents (all connected and answering ${m.startupS} s after the start), ${m.rate} req/s for ${m.durationS} s, request deadline ${m.deadlineMs / 1000} s, flapping agent ${m.flapper} (${m.flaps} flaps)`,
     '',
   );
   out.push(
-    '| kind | total | ok | failed | timed out | hangs |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| kind | total | ok | failed | timed out | hangs | not sent (in-flight cap) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const [kind, k] of Object.entries(r.requests))
-    out.push(`| ${kind} | ${k.total} | ${k.ok} | ${k.failed} | ${k.timedOut} | ${k.hangs} |`);
+    out.push(
+      `| ${kind} | ${k.total} | ${k.ok} | ${k.failed} | ${k.timedOut} | ${k.hangs} | ${r.shed[kind] ?? 0} |`,
+    );
+  out.push('', `- fixed-rate requests offered: ${r.offered}`);
   out.push('', '| fault | agents affected | failures | first success | median | last | not recovered |');
   out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const f of r.faults)

@@ -7,13 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { issueCertificate } from '@pullplane/pki';
-import {
-  freePort,
-  spawnAppProcess,
-  startNatsCluster,
-  startRedisServer,
-  startTcpBalancer,
-} from '@pullplane/testing';
+import { freePort, spawnAppProcess, startNatsCluster, startRedisServer } from '@pullplane/testing';
 import { benchPki, root } from '../bench/processes.mjs';
 
 const apps = new Set();
@@ -108,7 +102,6 @@ export async function startTopology({ agents, requestTimeout, log }) {
   );
   log('starting 2 gateways');
   await Promise.all(gateways.map((g) => g.start()));
-  const agentBalancer = await startTcpBalancer(gatewayPorts.map(([p]) => `127.0.0.1:${p}`));
 
   const proxyCommon = (prefix, certPem, keyPem) => [
     `--nats-url=${nats.urls}`,
@@ -156,8 +149,15 @@ export async function startTopology({ agents, requestTimeout, log }) {
   );
   log('starting 2 resource proxies and 2 redis proxies');
   await Promise.all([...resourceProxies, ...redisProxies].map((p) => p.start()));
-  const resourceBalancer = await startTcpBalancer(resourcePorts.map((p) => `127.0.0.1:${p}`));
-  const redisBalancer = await startTcpBalancer(redisPorts.map((p) => `127.0.0.1:${p}`));
+  const balancers = await startBalancers({
+    agents: gatewayPorts.map(([p]) => `127.0.0.1:${p}`),
+    resource: resourcePorts.map((p) => `127.0.0.1:${p}`),
+    redis: redisPorts.map((p) => `127.0.0.1:${p}`),
+  });
+  const at = (port) => ({ port, address: `127.0.0.1:${port}` });
+  const agentBalancer = at(balancers.ports.agents);
+  const resourceBalancer = at(balancers.ports.resource);
+  const redisBalancer = at(balancers.ports.redis);
   return {
     pki,
     names,
@@ -172,15 +172,33 @@ export async function startTopology({ agents, requestTimeout, log }) {
     agentBalancer,
     resourceBalancer,
     redisBalancer,
+    balancers,
     async close() {
       await Promise.all([...resourceProxies, ...redisProxies].map((p) => p.stop()));
       await Promise.all(gateways.map((g) => g.stop()));
-      await Promise.all([agentBalancer, resourceBalancer, redisBalancer].map((b) => b.close()));
+      balancers.child.kill('SIGTERM');
       await nats.stop();
       await principalRedis.stop();
       await agentRedis.stop();
     },
   };
+}
+
+/** Forks scripts/soak/balancers.mjs: one balancer per `{ name: backends }`; resolves with their ports. */
+async function startBalancers(pairs) {
+  const child = fork(path.join(root, 'scripts/soak/balancers.mjs'), [JSON.stringify(pairs)], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  apps.add({ child });
+  const ports = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(JSON.parse(out));
+    });
+    child.once('exit', (code) => reject(new Error(`balancers exited (${code})`)));
+  });
+  return { child, ports, name: 'balancers', pid: child.pid };
 }
 
 /**
