@@ -11,41 +11,26 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { flap, runFaults, SCHEDULE } from './faults.mjs';
 import { createLoad, localAgentKey } from './load.mjs';
+import { parseSoakArgs } from './options.mjs';
 import { pidOf, startSampler } from './sampler.mjs';
 import { buildReport, formatReport } from './summary.mjs';
 import { startSimulator, startTopology, writeJson } from './topology.mjs';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    agents: { type: 'string', default: '500' },
-    rate: { type: 'string', default: '300' },
-    duration: { type: 'string' },
-    deadline: { type: 'string', default: '5' },
-    watches: { type: 'string', default: '20' },
-    json: { type: 'string' },
-  },
-});
-const agents = Number(flags.agents);
-const rate = Number(flags.rate);
-const durationMs = Number(flags.duration ?? (flags.quick ? 60 : 600)) * 1000;
-const deadlineMs = Number(flags.deadline) * 1000;
-if (![agents, rate, durationMs, deadlineMs].every((n) => Number.isFinite(n) && n > 0) || agents < 4) {
-  console.error(
-    'usage: npm run soak -- [--quick] [--agents N≥4] [--rate R] [--duration S] [--deadline S] [--json FILE]',
-  );
+const settings = parseSoakArgs(process.argv.slice(2));
+if (settings instanceof Error) {
+  console.error(settings.message);
   process.exit(2);
 }
+const { agents, rate, durationMs, deadlineMs } = settings;
 
 const started = Date.now();
 const log = (m) => console.error(`[soak +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}`);
 const heartbeatMs = 10_000;
 const topo = await startTopology({ agents, requestTimeout: deadlineMs, log });
-const nWatched = Math.min(Number(flags.watches), agents - 2);
+const nWatched = Math.min(settings.watches, agents - 2);
 const watched = topo.names.slice(0, nWatched);
 const logged = topo.names.slice(0, Math.min(10, nWatched));
 const flapper = topo.names.at(-1);
@@ -84,7 +69,7 @@ log(`load: ${rate} req/s for ${durationMs / 1000} s, ${watched.length} watches, 
 const at = (fraction) => t0 + fraction * durationMs;
 const sleepUntil = (t) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
 
-const restartDelayMs = flags.quick ? 2_000 : 5_000;
+const restartDelayMs = settings.quick ? 2_000 : 5_000;
 const [faults, flaps] = await Promise.all([
   runFaults({ topo, sim, durationMs, t0, log, flapper, restartDelayMs }),
   sleepUntil(at(SCHEDULE.flapFrom)).then(() =>
@@ -147,7 +132,7 @@ const report = buildReport({
   logsOf,
 });
 console.log(formatReport(report));
-if (flags.json) writeJson(flags.json, report);
+if (settings.json) writeJson(settings.json, report);
 // Every request record and every process's log, for digging into what the report only counts.
 if (process.env.SOAK_RECORDS) writeJson(process.env.SOAK_RECORDS, { t0, faults, records: load.records });
 if (process.env.SOAK_LOGS) {
