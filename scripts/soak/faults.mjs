@@ -23,8 +23,21 @@ export const SCHEDULE = {
 
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function gatewayIdOf(app) {
-  return app.current.lines().find((l) => l.msg === 'stream gateway started')?.gatewayId;
+/**
+ * The agents a gateway holds, from the gateways' own logs: each agent is where it last logged
+ * "agent connected". Read here rather than asked of the simulator, whose answer would queue
+ * behind the load it is serving.
+ */
+function agentsOn(gateways, target) {
+  const latest = new Map();
+  for (const gw of gateways) {
+    for (const l of gw.current?.lines() ?? []) {
+      if (l.msg !== 'agent connected') continue;
+      const prev = latest.get(l.agent);
+      if (!prev || l.time >= prev.time) latest.set(l.agent, { time: l.time, gw });
+    }
+  }
+  return [...latest].filter(([, v]) => v.gw === target).map(([agent]) => agent);
 }
 
 /**
@@ -32,7 +45,7 @@ function gatewayIdOf(app) {
  * process, and returns `[{ name, at, agents? }]` for the failure windows (agents: those the
  * fault can affect; the flapping agent is never counted against another fault).
  */
-export async function runFaults({ topo, sim, durationMs, t0, log, flapper, restartDelayMs }) {
+export async function runFaults({ topo, durationMs, t0, log, flapper, restartDelayMs }) {
   const done = [];
   const everyone = topo.names.filter((n) => n !== flapper);
   for (const f of SCHEDULE.faults) {
@@ -41,11 +54,7 @@ export async function runFaults({ topo, sim, durationMs, t0, log, flapper, resta
     const at = Date.now();
     if (f.kind === 'gateway') {
       const gw = topo.gateways[f.index];
-      const id = gatewayIdOf(gw);
-      const { gateways } = await sim.ask({ cmd: 'gateways' });
-      const agents = Object.entries(gateways)
-        .filter(([n, g]) => g === id && n !== flapper)
-        .map(([n]) => n);
+      const agents = agentsOn(topo.gateways, gw).filter((n) => n !== flapper);
       await gw.kill();
       log(`fault: kill -9 ${gw.name} (${agents.length} agents on it)`);
       done.push({ name: `kill -9 ${gw.name}`, at, agents });

@@ -67,7 +67,6 @@ const tick = () => {
   }
 };
 
-const gatewayOf = (name) => byName.get(name)?.agent.connector.session?.gatewayId;
 process.on('message', async (msg) => {
   if (msg.cmd === 'emit') ticker ??= setInterval(tick, msg.intervalMs);
   else if (msg.cmd === 'stop-emit') {
@@ -75,8 +74,6 @@ process.on('message', async (msg) => {
     ticker = undefined;
   } else if (msg.cmd === 'agent-stop') await byName.get(msg.name).agent.stop();
   else if (msg.cmd === 'agent-start') byName.get(msg.name).agent.start();
-  else if (msg.cmd === 'gateways')
-    process.send({ id: msg.id, gateways: Object.fromEntries(cfg.names.map((n) => [n, gatewayOf(n)])) });
   else if (msg.cmd === 'emitted')
     process.send({
       id: msg.id,

@@ -71,7 +71,7 @@ const sleepUntil = (t) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.
 
 const restartDelayMs = settings.quick ? 2_000 : 5_000;
 const [faults, flaps] = await Promise.all([
-  runFaults({ topo, sim, durationMs, t0, log, flapper, restartDelayMs }),
+  runFaults({ topo, durationMs, t0, log, flapper, restartDelayMs }),
   sleepUntil(at(SCHEDULE.flapFrom)).then(() =>
     flap({ sim, agent: flapper, periodMs: 3_000, untilMs: at(SCHEDULE.flapUntil) }),
   ),
