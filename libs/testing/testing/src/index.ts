@@ -71,6 +71,11 @@ export {
   type NatsRole,
   startLockedNatsServer,
 } from './launchers/locked-nats-server.js';
+export {
+  type NatsClusterHandle,
+  type NatsClusterOptions,
+  startNatsCluster,
+} from './launchers/nats-cluster.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
 export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';
 export {
