@@ -210,7 +210,29 @@ describe('refusals through the tunnel', () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('Error from server (NotFound): resource not managed by app\n');
+    // kubectl read the pod first and stopped there; a client that upgrades straight away (as
+    // Argo CD's terminal does) meets the agent's own check.
+    const secret = clusterSecret({
+      agent: 'agent-a',
+      namespace: 'argocd',
+      server: `${h.proxyUrl}/clusters/agent-a`,
+      caPem: h.pki.ca.certPem,
+      credentials: { bearerToken: await h.tokens.issue('argocd-server', { agents: ['agent-a'] }) },
+      fingerprint: 'test',
+    });
+    const refused = await openArgoTerminal(secret, { namespace: 'demo', pod: 'debug-shell' }).then(
+      () => undefined,
+      (err: { statusCode: number; body: string }) => ({
+        statusCode: err.statusCode,
+        body: JSON.parse(err.body),
+      }),
+    );
+    expect(refused).toMatchObject({
+      statusCode: 404,
+      body: { kind: 'Status', code: 404, reason: 'NotFound', message: 'resource not managed by app' },
+    });
     expect(h.cluster.requests.filter((q) => q.path.endsWith('/exec'))).toEqual([]);
+    expect(h.cluster.streamSessions().filter((s) => s.pod === 'debug-shell')).toEqual([]);
   });
 });
 
