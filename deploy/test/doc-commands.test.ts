@@ -97,8 +97,8 @@ describe('pullplane commands in the docs', () => {
     const bad: string[] = [];
     for (const c of commands) {
       const args = pullplaneArgs(c.words) ?? [];
-      // `npm run cli -- <command>`: a placeholder for any command.
-      if (c.from === 'span' && (args.length === 0 || args[0]!.startsWith('<'))) continue;
+      // `npm run cli -- <command>`, `npx pullplane …`: a placeholder for any command.
+      if (c.from === 'span' && (args.length === 0 || /^(<|…)/.test(args[0]!))) continue;
       const result = await parsePullplane(args, c.from === 'span');
       if (result.code === undefined) continue;
       if (c.from === 'span' && FRAGMENT_OK.has(result.code)) continue;
