@@ -5,6 +5,7 @@
 // The blocks that create files or Secrets run in install-guide.test.ts (deploy/README.md
 // and docs/pki.md).
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildProgram } from '@pullplane/app-cli';
@@ -97,8 +98,8 @@ describe('pullplane commands in the docs', () => {
     const bad: string[] = [];
     for (const c of commands) {
       const args = pullplaneArgs(c.words) ?? [];
-      // `npm run cli -- <command>`: a placeholder for any command.
-      if (c.from === 'span' && (args.length === 0 || args[0]!.startsWith('<'))) continue;
+      // `npm run cli -- <command>`, `npx pullplane …`: a placeholder for any command.
+      if (c.from === 'span' && (args.length === 0 || /^(<|…)/.test(args[0]!))) continue;
       const result = await parsePullplane(args, c.from === 'span');
       if (result.code === undefined) continue;
       if (c.from === 'span' && FRAGMENT_OK.has(result.code)) continue;
@@ -208,6 +209,23 @@ describe('kubectl commands in the docs', () => {
     }
     expect(bad).toEqual([]);
   }, 120_000);
+
+  it("apply this repository's bundles where they name one (`-k deploy/…`, `kustomize deploy/…`)", () => {
+    const bad: string[] = [];
+    let checked = 0;
+    for (const c of commands) {
+      const dirs = c.words.flatMap((w, i) =>
+        (c.words[i - 1] === '-k' || c.words[i - 1] === 'kustomize') && w.startsWith('deploy/') ? [w] : [],
+      );
+      for (const d of dirs) {
+        checked++;
+        if (!existsSync(path.join(ROOT, d, 'kustomization.yaml')))
+          bad.push(`${where(c)}: ${d} is no kustomization`);
+      }
+    }
+    expect(checked).toBeGreaterThan(3);
+    expect(bad).toEqual([]);
+  });
 
   it('the check has teeth', async () => {
     const [words] = commandsOf('kubectl -n argocd get pods --no-such-flag');
