@@ -249,6 +249,7 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
         await extensions.start();
       }
       material = await openAgentMaterial(c, creds, localKube, tlsProtocolSettings(c).settings, logger);
+      material.observe(registry, 'agent');
       const redisCa = material.redisCa;
       if (redisCa?.current) redisTls.ca = redisCa.current;
       redisCa?.onChange((ca) => {

@@ -96,6 +96,7 @@ export function createGatewayService(c: GatewayServiceConfig, deps: GatewayServi
       const internalAuth = internalAuthMethod(c);
       const denyList = new InMemoryDenyList();
       const m = await openGatewayMaterial(c, gatewayNeeds(c, agentAuth, internalAuth), logger);
+      m.observe(registry, 'stream-gateway');
       material = m;
       const tokens = m.agentTokenKey
         ? await followKey(m.agentTokenKey, { denyList, audience: AGENT_TOKEN_AUDIENCE }, logger)
