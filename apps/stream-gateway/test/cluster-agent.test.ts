@@ -5,8 +5,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ClusterAgentService, createClusterAgentService } from '@pullplane/agent-core';
-import { agentServiceOptions } from '@pullplane/agent-core';
+import {
+  agentServiceOptions,
+  type ClusterAgentService,
+  createClusterAgentService,
+} from '@pullplane/agent-core';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { defineOptions, loadConfig } from '@pullplane/config';
@@ -154,8 +157,15 @@ it('is served like a real custom resource: kubectl applies, lists and describes 
   expect(table).toMatch(/\nprobe\s+127\.0\.0\.1\s+probe\s+/);
   // The status subresource: a write to the object leaves status alone, and the reverse.
   await kubectl([
-    'patch', 'clusteragent', 'probe', '-n', 'argocd', '--subresource=status', '--type=merge',
-    '-p', '{"status":{"conditions":[{"type":"Connected","status":"False","reason":"Test","message":"m"}]}}',
+    'patch',
+    'clusteragent',
+    'probe',
+    '-n',
+    'argocd',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"conditions":[{"type":"Connected","status":"False","reason":"Test","message":"m"}]}}',
   ]);
   await kubectl(['apply', '-f', '-'], clusterAgent('probe', 'probe2', 'nothing'));
   expect((await conditions('probe')).Connected?.reason).toBe('Test');
@@ -197,7 +207,11 @@ ${clusterAgent('east', 'east', 'east-token')}`,
 
   // Deleting the ClusterAgent closes the tunnel.
   await kubectl(['delete', 'clusteragent', 'east', '-n', 'argocd']);
-  await until('tunnel closed', async () => gw.app.gateway!.session('east') === undefined, (gone) => gone);
+  await until(
+    'tunnel closed',
+    async () => gw.app.gateway!.session('east') === undefined,
+    (gone) => gone,
+  );
   expect(agent.current).toBeUndefined();
 });
 

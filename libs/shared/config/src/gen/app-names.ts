@@ -6,6 +6,7 @@ export const APP_NAMES: AppNameRegistry = {
     "family": "agent",
     "flags": [
       "agent-name",
+      "cluster-agent",
       "creds",
       "enable-resource-proxy",
       "extensions-config",
@@ -46,6 +47,7 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-secret-name"
     ],
     "env": [
+      "ARGOCD_AGENT_CLUSTER_AGENT",
       "ARGOCD_AGENT_CREDS",
       "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY",
       "ARGOCD_AGENT_EXTENSIONS_CONFIG",
@@ -90,6 +92,7 @@ export const APP_NAMES: AppNameRegistry = {
       "REDIS_PASSWORD"
     ],
     "params": [
+      "agent.cluster-agent",
       "agent.creds",
       "agent.extensions.config",
       "agent.extensions.config-path",
@@ -147,6 +150,16 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "agent.server.address",
           "agent.principal.address"
+        ]
+      },
+      {
+        "flag": "cluster-agent",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_CLUSTER_AGENT"
+        ],
+        "params": [
+          "agent.cluster-agent"
         ]
       },
       {

@@ -54,9 +54,7 @@ export function readPath(obj: unknown, path: string): unknown {
     if (m[1] !== undefined) cur = isPlainObject(cur) ? cur[m[1]] : undefined;
     else if (m[2] !== undefined) cur = Array.isArray(cur) ? cur[Number(m[2])] : undefined;
     else
-      cur = Array.isArray(cur)
-        ? cur.find((e) => isPlainObject(e) && String(e[m[3]!]) === m[4])
-        : undefined;
+      cur = Array.isArray(cur) ? cur.find((e) => isPlainObject(e) && String(e[m[3]!]) === m[4]) : undefined;
     if (cur === undefined) return undefined;
   }
   return cur;
