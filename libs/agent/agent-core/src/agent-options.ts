@@ -20,10 +20,19 @@ export const agentServiceOptions = defineOptions([
   {
     flag: 'server-address',
     type: 'string',
-    required: true,
     env: 'ARGOCD_AGENT_REMOTE_SERVER',
     paramsKey: ['agent.server.address', 'agent.principal.address'],
-    description: 'Gateway host name or IP (usually the argocd-agent-principal Service).',
+    description:
+      'Gateway host name or IP (usually the argocd-agent-principal Service). Required unless --cluster-agent names a ClusterAgent, whose spec.server.address wins.',
+  },
+  {
+    flag: 'cluster-agent',
+    type: 'string',
+    pattern: /[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/,
+    env: 'ARGOCD_AGENT_CLUSTER_AGENT',
+    paramsKey: 'agent.cluster-agent',
+    description:
+      'Name of a ClusterAgent (pullplane.io/v1alpha1) in --namespace to run from: its spec (server, agent name, token, TLS, mesh) wins over these flags, which fill in the rest; the agent writes its status conditions and closes its tunnel while it is deleted.',
   },
   {
     flag: 'server-port',

@@ -51,7 +51,12 @@ export class Agent {
             ...(opts.tracedName || opts.agentName ? { agentName: opts.tracedName || opts.agentName } : {}),
           })
         : undefined;
-    const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];
+    // `registration`: this agent reads the gateway's Registration frame (ClusterAgent status).
+    const capabilities = [
+      ...(this.kube ? ['kube'] : []),
+      ...Object.keys(opts.handlers ?? {}),
+      'registration',
+    ];
     this.connector = new TunnelConnector({
       ...opts,
       capabilities,

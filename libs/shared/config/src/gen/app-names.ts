@@ -6,6 +6,7 @@ export const APP_NAMES: AppNameRegistry = {
     "family": "agent",
     "flags": [
       "agent-name",
+      "cluster-agent",
       "creds",
       "enable-exec",
       "enable-resource-proxy",
@@ -50,6 +51,7 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-secret-name"
     ],
     "env": [
+      "ARGOCD_AGENT_CLUSTER_AGENT",
       "ARGOCD_AGENT_CREDS",
       "ARGOCD_AGENT_ENABLE_EXEC",
       "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY",
@@ -98,6 +100,7 @@ export const APP_NAMES: AppNameRegistry = {
       "REDIS_PASSWORD"
     ],
     "params": [
+      "agent.cluster-agent",
       "agent.creds",
       "agent.exec.enable",
       "agent.exec.idle-timeout",
@@ -159,6 +162,16 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "agent.server.address",
           "agent.principal.address"
+        ]
+      },
+      {
+        "flag": "cluster-agent",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_CLUSTER_AGENT"
+        ],
+        "params": [
+          "agent.cluster-agent"
         ]
       },
       {
