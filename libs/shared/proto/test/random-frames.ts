@@ -18,6 +18,7 @@ import {
   PingSchema,
   PongSchema,
   RedisRequestHeadSchema,
+  RegistrationSchema,
   ResetSchema,
   ResponseHeadSchema,
   WelcomeSchema,
@@ -348,7 +349,20 @@ export class FrameGenerator {
       case 12:
         kind = r.chance(0.5)
           ? { case: 'goAway', value: create(GoAwaySchema, { reason: this.string(), drainMs: this.uint32() }) }
-          : { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), []) };
+          : r.chance(0.5)
+            ? { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), []) }
+            : {
+                case: 'registration',
+                value: this.withUnknown(
+                  create(RegistrationSchema, {
+                    registered: r.chance(0.5),
+                    clusterSecret: this.string(),
+                    server: this.string(),
+                    message: this.string(),
+                  }),
+                  [1, 2, 3, 4],
+                ),
+              };
         break;
       default:
         kind = {
@@ -361,7 +375,10 @@ export class FrameGenerator {
           ),
         };
     }
-    return this.withUnknown(create(FrameSchema, { kind }), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    return this.withUnknown(
+      create(FrameSchema, { kind }),
+      FrameSchema.fields.map((f) => f.number),
+    );
   }
 }
 
