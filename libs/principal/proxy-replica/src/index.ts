@@ -9,6 +9,7 @@ export {
 export {
   GATEWAY_CERT_REFRESH_MS,
   type GatewayClientFlags,
+  type GatewayLinkFlags,
   gatewayClientProblems,
   gatewayCredentials,
   startRouterFromFlags,

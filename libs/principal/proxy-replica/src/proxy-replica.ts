@@ -3,7 +3,7 @@ import type { AgentRouter, LocalGateway } from '@pullplane/router';
 import { type OpsFlags, type ServiceDeps, serviceOps } from '@pullplane/service';
 import { getOrCreateGauge, type OpsServer } from '@pullplane/telemetry';
 import type { Registry } from 'prom-client';
-import { type GatewayClientFlags, startRouterFromFlags } from './router-from-flags.js';
+import { type GatewayClientFlags, type GatewayLinkFlags, startRouterFromFlags } from './router-from-flags.js';
 
 /** A front-end server (resource proxy, redis proxy) that a replica runs. */
 export interface ListeningProxy {
@@ -12,7 +12,7 @@ export interface ListeningProxy {
   close(graceMs?: number): Promise<void>;
 }
 
-export interface ProxyReplicaFlags extends GatewayClientFlags, NatsFlags, OpsFlags {
+export interface ProxyReplicaFlags extends GatewayClientFlags, GatewayLinkFlags, NatsFlags, OpsFlags {
   requestTimeout: number;
   drainTimeout: number;
 }

@@ -13,6 +13,10 @@ export interface GatewayClientFlags {
   gatewayKeyPath?: string | undefined;
   gatewayCaPath?: string | undefined;
   gatewayServerName?: string | undefined;
+}
+
+/** How a replica keeps its links to gateways and its routes (the rest of the gateway-client flags). */
+export interface GatewayLinkFlags {
   /** Persistent links to each gateway. */
   gatewayLinks: number;
   /** How often routes are compared with the presence store, in ms. */
@@ -63,7 +67,7 @@ export function gatewayCredentials(
 
 /** A started router for a proxy replica, configured from its gateway-client flags. */
 export async function startRouterFromFlags(
-  f: GatewayClientFlags & { requestTimeout: number },
+  f: GatewayClientFlags & GatewayLinkFlags & { requestTimeout: number },
   deps: { bus: Bus; logger: Logger; registry?: Registry; local?: LocalGateway },
 ): Promise<AgentRouter> {
   const router = new AgentRouter({
