@@ -10,11 +10,13 @@ import Redis from 'ioredis';
 /** A request still unanswered this long after its deadline is given up on (and is a hang). */
 const GIVE_UP_AFTER_MS = 5_000;
 /**
- * The fixed-rate requests this process keeps in flight at most: beyond it a request is not sent
+ * Fixed-rate requests kept in flight at most, HTTP (one keep-alive connection each, so no
+ * request waits for a connection or pays a handshake) and redis: beyond it a request is not sent
  * but counted as shed, so a system that stops answering cannot drown the load generator (and
  * with it the measurement) in connections; the report shows how many were shed.
  */
-const MAX_IN_FLIGHT = 1_000;
+const MAX_HTTP_IN_FLIGHT = 128;
+const MAX_REDIS_IN_FLIGHT = 1_000;
 const CHANNEL = 'soak-pubsub';
 export const agentKey = (agent) => `app|managed-resources|${agent}_${agent}-state`;
 /** The key as the agent's own Redis knows it (the proxy cuts `<agent>_` out). */
@@ -23,19 +25,25 @@ export const localAgentKey = (agent) => `app|managed-resources|${agent}-state`;
 export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapper }) {
   const records = [];
   const shed = {};
-  let inFlight = 0;
+  const inFlight = { http: 0, redis: 0 };
   const admit = (kind) => {
-    if (inFlight < MAX_IN_FLIGHT) return true;
+    const redis = kind === 'redis';
+    if ((redis ? inFlight.redis : inFlight.http) < (redis ? MAX_REDIS_IN_FLIGHT : MAX_HTTP_IN_FLIGHT))
+      return true;
     shed[kind] = (shed[kind] ?? 0) + 1;
     return false;
   };
+  const FIXED_RATE = new Set(['get', 'list']);
+  const ca = readFileSync(topo.pki.caFile);
+  // Fixed-rate requests: as many connections as they may have in flight, so none waits for one.
   const httpAgent = new https.Agent({
     keepAlive: true,
-    // No cap: a pool that queued requests behind hung ones would make hangs of its own.
-    maxSockets: Number.POSITIVE_INFINITY,
-    maxFreeSockets: 256,
-    ca: readFileSync(topo.pki.caFile),
+    maxSockets: MAX_HTTP_IN_FLIGHT,
+    maxFreeSockets: MAX_HTTP_IN_FLIGHT,
+    ca,
   });
+  // Watches, logs -f and the disconnecting clients hold their connections: a pool of their own.
+  const streamAgent = new https.Agent({ keepAlive: true, ca });
   const port = topo.resourceBalancer.port;
   const names = topo.names;
   const timers = new Set();
@@ -56,13 +64,14 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   function request(kind, agent, path, onResponse, onFailure) {
     const rec = { kind, agent, start: Date.now(), end: undefined, deadlineMs, outcome: 'failed' };
     records.push(rec);
-    inFlight++;
+    const counted = FIXED_RATE.has(kind);
+    if (counted) inFlight.http++;
     const ac = new AbortController();
     const giveUp = setTimeout(() => ac.abort(new Error('gave up')), deadlineMs + GIVE_UP_AFTER_MS);
     const finish = (outcome, detail) => {
       if (rec.end !== undefined) return;
       clearTimeout(giveUp);
-      inFlight--;
+      if (counted) inFlight.http--;
       rec.end = Date.now();
       rec.outcome = outcome;
       if (detail) rec.detail = detail;
@@ -70,7 +79,7 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
     };
     const req = https.request(
       {
-        agent: httpAgent,
+        agent: counted ? httpAgent : streamAgent,
         host: '127.0.0.1',
         port,
         path: `/clusters/${agent}${path}`,
@@ -238,7 +247,6 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   }
   let flip = 0;
   function disconnectMidBody() {
-    if (!admit('disconnect')) return;
     const agent = names[Math.floor(Math.random() * names.length)];
     const path =
       flip++ % 2 === 0
@@ -267,13 +275,13 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
   function redisGet(agent) {
     const rec = { kind: 'redis', agent, start: Date.now(), end: undefined, deadlineMs, outcome: 'failed' };
     records.push(rec);
-    inFlight++;
+    inFlight.redis++;
     const client = redisClients[nextClient++ % redisClients.length];
     let giveUp;
     const finish = (outcome, detail) => {
       if (rec.end !== undefined) return;
       clearTimeout(giveUp);
-      inFlight--;
+      inFlight.redis--;
       rec.end = Date.now();
       rec.outcome = outcome;
       if (detail) rec.detail = detail;
@@ -406,6 +414,7 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
       for (const abort of closers) abort();
       for (const c of [...redisClients, subscriber, publisher]) c.disconnect();
       httpAgent.destroy();
+      streamAgent.destroy();
     },
     flapper,
   };

@@ -35,7 +35,8 @@ function managedApp(name, app, args, readyMsg) {
       apps.add(p);
       void p.exited.then(() => apps.delete(p));
       generations.push(p);
-      await p.waitForLine((l) => l.msg === readyMsg, 60_000);
+      // Generous: on a loaded machine a node process can take a minute just to load its modules.
+      await p.waitForLine((l) => l.msg === readyMsg, 300_000);
       return p;
     },
     async kill() {
