@@ -119,11 +119,13 @@ describe('an agent with one session at a time, each at most 6 s', () => {
   }, 60_000);
 });
 
-describe("Argo CD's terminal with impersonation allowed", () => {
+describe("Argo CD's terminal with impersonation allowed, cut after 5 s without a byte", () => {
   let h: Harness;
+  const ended: SessionRecord[] = [];
   beforeAll(async () => {
     h = await startHarness({
-      exec: { enabled: true },
+      exec: { enabled: true, idleTimeoutMs: 5_000 },
+      onSession: (r) => ended.push(r),
       impersonators: ['argocd-server'],
       requestTimeout: '30s',
     });
@@ -155,4 +157,18 @@ describe("Argo CD's terminal with impersonation allowed", () => {
     expect(refused!.body.message).toMatch(/User "alice" cannot (get|create) resource "pods\/exec"/);
     expect(h.cluster.streamSessions().filter((s) => s.user === 'alice')).toEqual([]);
   });
+
+  it('cuts a session idle in both directions, not one that is busy', async () => {
+    const t = await openArgoTerminal(await terminalSecret(h), { namespace: 'demo', pod: demoPod(h) });
+    // Keys every second keep it open past the idle timeout.
+    for (let i = 0; i < 5; i++) {
+      t.type(`echo tick${i}\r`);
+      await waitFor(() => t.shown().includes(`tick${i}\r\n`), 30_000);
+      await new Promise((r) => setTimeout(r, 1_000)); // wait-ok: the activity under test is paced
+    }
+    expect(ended.filter((r) => r.ended === 'idle')).toEqual([]);
+    await t.closed;
+    await waitFor(() => ended.some((r) => r.ended === 'idle'), 30_000);
+    expect(ended.find((r) => r.ended === 'idle')).toMatchObject({ kind: 'exec', status: 101 });
+  }, 60_000);
 });
