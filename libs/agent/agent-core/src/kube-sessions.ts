@@ -37,7 +37,7 @@ export interface SessionRecord {
   ports?: string[] | undefined;
   /** The user the cluster was asked to act as (allowed impersonation), if any. */
   impersonated?: string | undefined;
-  /** WebSocket subprotocols or SPDY stream protocols asked for. */
+  /** The protocol the cluster chose (WebSocket subprotocol or SPDY stream protocol); before a 101, those asked for. */
   protocol: string;
   /** The cluster's answer: 101, or the status of its refusal; 0 when it could not be reached. */
   status: number;
@@ -199,7 +199,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
           }
         }
         if (stream.destroyed) return release();
-        await upgradeUpstream(stream, method, path, headers, upgrade, release, finish);
+        await upgradeUpstream(stream, method, path, headers, upgrade, record, release, finish);
       };
       run().catch((err: unknown) => {
         release();
@@ -219,6 +219,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
     path: string,
     headers: Record<string, string | string[]>,
     upgrade: string,
+    record: SessionRecord,
     release: () => void,
     finish: (patch: Partial<SessionRecord>) => void,
   ): Promise<void> {
@@ -231,6 +232,8 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         release();
         const status = res.statusCode ?? 502;
         stream.respond(status, answerHeaders(res, false));
+        // Nothing follows a declined upgrade from the caller: its end is read so the stream closes.
+        stream.resume();
         res.pipe(stream);
         res.on('end', () => finish({ status, error: `the cluster answered ${status}` }));
         res.on('error', (err) => {
@@ -246,6 +249,9 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         return finish({ status: 101, ended: 'error', error: 'the caller went away during the upgrade' });
       }
       stream.respond(101, answerHeaders(res, true));
+      // What the cluster chose, rather than what the caller offered.
+      const chosen = res.headers['sec-websocket-protocol'] ?? res.headers['x-stream-protocol-version'];
+      if (typeof chosen === 'string') record.protocol = chosen;
       let ended: SessionRecord['ended'];
       const cut = (why: 'max-duration' | 'idle', message: string) => {
         ended = why;
