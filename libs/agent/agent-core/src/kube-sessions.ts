@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { NOT_MANAGED_MESSAGE } from '@pullplane/managed-filter';
-import { HOP_BY_HOP_HEADERS } from '@pullplane/names';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { backendResponseHeaders } from './backend-response-headers.js';
 import type { KubeClient } from './kube-client.js';
 import type { ManagedGate } from './managed-gate.js';
 
@@ -231,7 +231,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         settled = true;
         release();
         const status = res.statusCode ?? 502;
-        stream.respond(status, answerHeaders(res, false));
+        stream.respond(status, backendResponseHeaders(res));
         // Nothing follows a declined upgrade from the caller: its end is read so the stream closes.
         stream.resume();
         res.pipe(stream);
@@ -248,7 +248,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         socket.destroy();
         return finish({ status: 101, ended: 'error', error: 'the caller went away during the upgrade' });
       }
-      stream.respond(101, answerHeaders(res, true));
+      stream.respond(101, backendResponseHeaders(res, true));
       // What the cluster chose, rather than what the caller offered.
       const chosen = res.headers['sec-websocket-protocol'] ?? res.headers['x-stream-protocol-version'];
       if (typeof chosen === 'string') record.protocol = chosen;
@@ -308,17 +308,4 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
     // The upgrade request has no body; what follows the 101 belongs to the new protocol.
     req.end();
   }
-}
-
-/** The cluster's answer headers: hop-by-hop ones stay behind, except the protocol a 101 names. */
-function answerHeaders(res: IncomingMessage, upgraded: boolean): Array<{ name: string; value: string }> {
-  const out: Array<{ name: string; value: string }> = [];
-  for (let i = 0; i < res.rawHeaders.length; i += 2) {
-    const name = res.rawHeaders[i]!;
-    const lower = name.toLowerCase();
-    if ((HOP_BY_HOP_HEADERS.has(lower) && !(upgraded && lower === 'upgrade')) || lower === 'set-cookie')
-      continue;
-    out.push({ name, value: res.rawHeaders[i + 1]! });
-  }
-  return out;
 }
