@@ -1,7 +1,13 @@
 import { rmSync } from 'node:fs';
 import type { SessionRecord } from '@pullplane/agent-core';
 import { clusterSecret } from '@pullplane/registration';
-import { openArgoTerminal, runKubectl, waitFor } from '@pullplane/testing';
+import {
+  AGENT_SERVICE_ACCOUNT_USER,
+  FULL_ACCESS_RULES,
+  openArgoTerminal,
+  runKubectl,
+  waitFor,
+} from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -110,5 +116,59 @@ describe('an agent with one session at a time, each at most 6 s', () => {
     const session = h.cluster.streamSessions().at(-1)!;
     await waitFor(() => session.endedAt !== undefined, 30_000);
     expect(session.endedAt).toBeDefined();
+  }, 60_000);
+});
+
+describe("Argo CD's terminal with impersonation allowed, cut after 5 s without a byte", () => {
+  let h: Harness;
+  const ended: SessionRecord[] = [];
+  beforeAll(async () => {
+    h = await startHarness({
+      exec: { enabled: true, idleTimeoutMs: 5_000 },
+      onSession: (r) => ended.push(r),
+      impersonators: ['argocd-server'],
+      requestTimeout: '30s',
+    });
+    h.cluster.setRbac(AGENT_SERVICE_ACCOUNT_USER, [
+      ...FULL_ACCESS_RULES,
+      { verbs: ['impersonate'], apiGroups: [''], resources: ['users'] },
+    ]);
+    // alice may look at pods but not exec into them; bob may do everything.
+    h.cluster.setRbac('alice', [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] }]);
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    if (h) rmSync(h.dir, { recursive: true, force: true });
+  });
+
+  it("runs the session as the impersonated user, and passes the cluster's own refusal on", async () => {
+    const secret = await terminalSecret(h);
+    const t = await openArgoTerminal(secret, { namespace: 'demo', pod: demoPod(h), impersonate: 'bob' });
+    t.type('exit\r');
+    await t.closed;
+    expect(h.cluster.streamSessions().at(-1)).toMatchObject({ user: 'bob', kind: 'exec' });
+    const refused = await refusal(
+      openArgoTerminal(secret, { namespace: 'demo', pod: demoPod(h), impersonate: 'alice' }),
+    );
+    expect(refused).toMatchObject({
+      statusCode: 403,
+      body: { kind: 'Status', code: 403, reason: 'Forbidden' },
+    });
+    expect(refused!.body.message).toMatch(/User "alice" cannot (get|create) resource "pods\/exec"/);
+    expect(h.cluster.streamSessions().filter((s) => s.user === 'alice')).toEqual([]);
+  });
+
+  it('cuts a session idle in both directions, not one that is busy', async () => {
+    const t = await openArgoTerminal(await terminalSecret(h), { namespace: 'demo', pod: demoPod(h) });
+    // Keys every second keep it open past the idle timeout.
+    for (let i = 0; i < 5; i++) {
+      t.type(`echo tick${i}\r`);
+      await waitFor(() => t.shown().includes(`tick${i}\r\n`), 30_000);
+      await new Promise((r) => setTimeout(r, 1_000)); // wait-ok: the activity under test is paced
+    }
+    expect(ended.filter((r) => r.ended === 'idle')).toEqual([]);
+    await t.closed;
+    await waitFor(() => ended.some((r) => r.ended === 'idle'), 30_000);
+    expect(ended.find((r) => r.ended === 'idle')).toMatchObject({ kind: 'exec', status: 101 });
   }, 60_000);
 });

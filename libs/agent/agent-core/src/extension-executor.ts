@@ -2,11 +2,12 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { isExtensionName } from '@pullplane/extension-config';
-import { isStrippedBackendResponseHeader, isStrippedExtensionRequestHeader } from '@pullplane/names';
+import { isStrippedExtensionRequestHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
 import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { backendResponseHeaders } from './backend-response-headers.js';
 import { type ExtensionErrorName, extensionStatus } from './extension-errors.js';
 import type { ExtensionRegistry, ServedExtension } from './extension-registry.js';
 
@@ -18,7 +19,7 @@ import type { ExtensionRegistry, ServedExtension } from './extension-registry.js
  */
 const FORWARDING = new Set(['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
 const stripRequest = (lower: string) => isStrippedExtensionRequestHeader(lower) || FORWARDING.has(lower);
-// Response headers never passed back (`isStrippedBackendResponseHeader`): hop-by-hop ones, and
+// Response headers never passed back (`backendResponseHeaders`): hop-by-hop ones, and
 // cookies — a backend in a workload cluster must not set cookies on the Argo CD origin (it could
 // shadow `argocd.token`).
 
@@ -155,7 +156,7 @@ export class ExtensionExecutor {
     req.on('response', (res: IncomingMessage) => {
       clearTimeout(connectTimer);
       const status = res.statusCode ?? 502;
-      stream.respond(status, responseHeaders(res));
+      stream.respond(status, backendResponseHeaders(res));
       res.on('end', () => {
         complete = true;
         done(status, false);
@@ -170,7 +171,7 @@ export class ExtensionExecutor {
       clearTimeout(connectTimer);
       complete = true;
       this.opts.registry.socketInUse(socket);
-      stream.respond(101, responseHeaders(res, true));
+      stream.respond(101, backendResponseHeaders(res, true));
       log.info({ upgrade }, 'extension connection upgraded');
       bridgeUpgraded(socket, stream, {
         head: rest,
@@ -209,16 +210,4 @@ export class ExtensionExecutor {
       stream.resume();
     }
   }
-}
-
-function responseHeaders(res: IncomingMessage, upgraded = false): Array<{ name: string; value: string }> {
-  const out: Array<{ name: string; value: string }> = [];
-  for (let i = 0; i < res.rawHeaders.length; i += 2) {
-    const name = res.rawHeaders[i]!;
-    const lower = name.toLowerCase();
-    // An upgrade answer keeps Upgrade (the protocol switched to); the proxy re-adds Connection.
-    if (isStrippedBackendResponseHeader(lower) && !(upgraded && lower === 'upgrade')) continue;
-    out.push({ name, value: res.rawHeaders[i + 1]! });
-  }
-  return out;
 }

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { NOT_MANAGED_MESSAGE } from '@pullplane/managed-filter';
-import { HOP_BY_HOP_HEADERS } from '@pullplane/names';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { backendResponseHeaders } from './backend-response-headers.js';
 import type { KubeClient } from './kube-client.js';
 import type { ManagedGate } from './managed-gate.js';
 
@@ -37,7 +37,7 @@ export interface SessionRecord {
   ports?: string[] | undefined;
   /** The user the cluster was asked to act as (allowed impersonation), if any. */
   impersonated?: string | undefined;
-  /** WebSocket subprotocols or SPDY stream protocols asked for. */
+  /** The protocol the cluster chose (WebSocket subprotocol or SPDY stream protocol); before a 101, those asked for. */
   protocol: string;
   /** The cluster's answer: 101, or the status of its refusal; 0 when it could not be reached. */
   status: number;
@@ -199,7 +199,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
           }
         }
         if (stream.destroyed) return release();
-        await upgradeUpstream(stream, method, path, headers, upgrade, release, finish);
+        await upgradeUpstream(stream, method, path, headers, upgrade, record, release, finish);
       };
       run().catch((err: unknown) => {
         release();
@@ -219,6 +219,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
     path: string,
     headers: Record<string, string | string[]>,
     upgrade: string,
+    record: SessionRecord,
     release: () => void,
     finish: (patch: Partial<SessionRecord>) => void,
   ): Promise<void> {
@@ -230,7 +231,9 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         settled = true;
         release();
         const status = res.statusCode ?? 502;
-        stream.respond(status, answerHeaders(res, false));
+        stream.respond(status, backendResponseHeaders(res));
+        // Nothing follows a declined upgrade from the caller: its end is read so the stream closes.
+        stream.resume();
         res.pipe(stream);
         res.on('end', () => finish({ status, error: `the cluster answered ${status}` }));
         res.on('error', (err) => {
@@ -245,7 +248,10 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         socket.destroy();
         return finish({ status: 101, ended: 'error', error: 'the caller went away during the upgrade' });
       }
-      stream.respond(101, answerHeaders(res, true));
+      stream.respond(101, backendResponseHeaders(res, true));
+      // What the cluster chose, rather than what the caller offered.
+      const chosen = res.headers['sec-websocket-protocol'] ?? res.headers['x-stream-protocol-version'];
+      if (typeof chosen === 'string') record.protocol = chosen;
       let ended: SessionRecord['ended'];
       const cut = (why: 'max-duration' | 'idle', message: string) => {
         ended = why;
@@ -302,17 +308,4 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
     // The upgrade request has no body; what follows the 101 belongs to the new protocol.
     req.end();
   }
-}
-
-/** The cluster's answer headers: hop-by-hop ones stay behind, except the protocol a 101 names. */
-function answerHeaders(res: IncomingMessage, upgraded: boolean): Array<{ name: string; value: string }> {
-  const out: Array<{ name: string; value: string }> = [];
-  for (let i = 0; i < res.rawHeaders.length; i += 2) {
-    const name = res.rawHeaders[i]!;
-    const lower = name.toLowerCase();
-    if ((HOP_BY_HOP_HEADERS.has(lower) && !(upgraded && lower === 'upgrade')) || lower === 'set-cookie')
-      continue;
-    out.push({ name, value: res.rawHeaders[i + 1]! });
-  }
-  return out;
 }
