@@ -14,7 +14,7 @@ export interface NatsClusterHandle {
   readonly nodes: readonly NatsServerHandle[];
   /** Every node's client URL, comma-separated, as the services' --nats-url takes them. */
   readonly urls: string;
-  /** Resolves once the JetStream meta group has a leader that every running node knows. */
+  /** Resolves once every running node knows the same JetStream meta leader and each stream it holds has a leader. */
   ready(timeoutMs?: number): Promise<void>;
   /** Stops every node, then starts them all again on the same ports and stores. */
   restart(): Promise<void>;
@@ -23,6 +23,7 @@ export interface NatsClusterHandle {
 
 interface Jsz {
   meta_cluster?: { leader?: string };
+  account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string } }> }>;
 }
 
 /**
@@ -55,9 +56,14 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       }),
     ),
   );
+  // The meta leader this node sees, or '' while it sees none or while a stream it holds has no
+  // leader yet: after a restart the meta group elects first, and each stream's own group later;
+  // until then reads of that stream fail with "JetStream system temporarily unavailable".
   const leaderSeenBy = async (node: NatsServerHandle): Promise<string> => {
-    const res = await fetch(`http://127.0.0.1:${node.monitorPort}/jsz`);
+    const res = await fetch(`http://127.0.0.1:${node.monitorPort}/jsz?streams=true`);
     const jsz = (await res.json()) as Jsz;
+    const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
+    if (streams.some((st) => !st.cluster?.leader)) return '';
     return jsz.meta_cluster?.leader ?? '';
   };
   const cluster: NatsClusterHandle = {
