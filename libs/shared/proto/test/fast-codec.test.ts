@@ -59,6 +59,7 @@ describe('fast frame codec agrees with protobuf-es', () => {
         'open',
         'ping',
         'pong',
+        'registration',
         'reset',
         'responseHead',
         'welcome',

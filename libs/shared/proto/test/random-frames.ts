@@ -18,6 +18,7 @@ import {
   PingSchema,
   PongSchema,
   RedisRequestHeadSchema,
+  RegistrationSchema,
   ResetSchema,
   ResponseHeadSchema,
   WelcomeSchema,
@@ -345,11 +346,30 @@ export class FrameGenerator {
           ? { case: 'ping', value: create(PingSchema, { sentUnixMs: BigInt(this.uint32()) * 1000n }) }
           : { case: 'pong', value: create(PongSchema, { sentUnixMs: BigInt(this.uint32()) }) };
         break;
-      case 12:
-        kind = r.chance(0.5)
-          ? { case: 'goAway', value: create(GoAwaySchema, { reason: this.string(), drainMs: this.uint32() }) }
-          : { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), []) };
+      case 12: {
+        const which = r.int(3);
+        kind =
+          which === 0
+            ? {
+                case: 'goAway',
+                value: create(GoAwaySchema, { reason: this.string(), drainMs: this.uint32() }),
+              }
+            : which === 1
+              ? { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), [2]) }
+              : {
+                  case: 'registration',
+                  value: this.withUnknown(
+                    create(RegistrationSchema, {
+                      registered: r.chance(0.5),
+                      clusterSecret: this.string(),
+                      server: this.string(),
+                      message: this.string(),
+                    }),
+                    [1, 2, 3, 4],
+                  ),
+                };
         break;
+      }
       default:
         kind = {
           case: 'batch',
@@ -361,7 +381,7 @@ export class FrameGenerator {
           ),
         };
     }
-    return this.withUnknown(create(FrameSchema, { kind }), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    return this.withUnknown(create(FrameSchema, { kind }), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
   }
 }
 
