@@ -10,7 +10,10 @@ const flags = (...argv: string[]) =>
     healthzPort: 0,
     metricsPort: 0,
   }) as AgentServiceConfig;
-const ca = (spec: ClusterAgentObject['spec']): ClusterAgentObject => ({ metadata: { name: 'east' }, spec });
+const ca = (spec: NonNullable<ClusterAgentObject['spec']>): ClusterAgentObject => ({
+  metadata: { name: 'east' },
+  spec,
+});
 
 describe('applyClusterAgent', () => {
   it('lets the spec win over flags and keeps the flags for the rest', () => {
