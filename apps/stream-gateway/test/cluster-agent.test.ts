@@ -16,7 +16,7 @@ import { defineOptions, loadConfig } from '@pullplane/config';
 import { opsOptions } from '@pullplane/service';
 import { createMetricsRegistry } from '@pullplane/telemetry';
 import { type FakeKubeApiServer, runKubectl, startFakeKubeApiServer } from '@pullplane/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startGateway } from './in-process.js';
 import { makePki, silent, type TestPki } from './support.js';
 
@@ -24,6 +24,9 @@ const CRD = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../../deploy/crds/clusteragents.pullplane.io.yaml',
 );
+// kubectl and two API stand-ins per test: generous on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
+
 const agentOptions = defineOptions([
   ...agentServiceOptions,
   ...opsOptions({ family: 'agent', metricsPort: 8181, healthzPort: 8002 }),
@@ -58,7 +61,7 @@ const conditions = async (name: string): Promise<Record<string, Condition>> => {
   return Object.fromEntries((out.status?.conditions ?? []).map((c) => [c.type, c]));
 };
 const until = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> => {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   let last: T = await read();
   while (!ok(last)) {
     if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(last)}`);

@@ -346,24 +346,30 @@ export class FrameGenerator {
           ? { case: 'ping', value: create(PingSchema, { sentUnixMs: BigInt(this.uint32()) * 1000n }) }
           : { case: 'pong', value: create(PongSchema, { sentUnixMs: BigInt(this.uint32()) }) };
         break;
-      case 12:
-        kind = r.chance(0.5)
-          ? { case: 'goAway', value: create(GoAwaySchema, { reason: this.string(), drainMs: this.uint32() }) }
-          : r.chance(0.5)
-            ? { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), []) }
-            : {
-                case: 'registration',
-                value: this.withUnknown(
-                  create(RegistrationSchema, {
-                    registered: r.chance(0.5),
-                    clusterSecret: this.string(),
-                    server: this.string(),
-                    message: this.string(),
-                  }),
-                  [1, 2, 3, 4],
-                ),
-              };
+      case 12: {
+        const which = r.int(3);
+        kind =
+          which === 0
+            ? {
+                case: 'goAway',
+                value: create(GoAwaySchema, { reason: this.string(), drainMs: this.uint32() }),
+              }
+            : which === 1
+              ? { case: 'accepted', value: this.withUnknown(create(AcceptedSchema, {}), [2]) }
+              : {
+                  case: 'registration',
+                  value: this.withUnknown(
+                    create(RegistrationSchema, {
+                      registered: r.chance(0.5),
+                      clusterSecret: this.string(),
+                      server: this.string(),
+                      message: this.string(),
+                    }),
+                    [1, 2, 3, 4],
+                  ),
+                };
         break;
+      }
       default:
         kind = {
           case: 'batch',
