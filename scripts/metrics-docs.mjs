@@ -31,6 +31,7 @@ const OWNERS = [
   [/^(pullplane_redis_proxy_|argocd_principal_redis_proxy_)/, 'redis-proxy'],
   [/^pullplane_extension_proxy_/, 'extension-proxy'],
   [/^(pullplane_router_|pullplane_proxy_)/, 'every proxy (resource, redis, extension)'],
+  [/^(pullplane_certificate_|pullplane_material_)/, 'every service (the agent too)'],
 ];
 
 async function principalMetrics() {

@@ -745,6 +745,25 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       const ns = get(x.objects, 'ClusterRole', 'argocd-agent-agent').rules;
       expect(ns).toEqual([{ apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] }]);
     });
+
+    it('grants exec, attach and port-forward wherever the agent may serve them', () => {
+      const x = r(dir);
+      const agent = x.configs.get('argocd-agent-agent/agent')!;
+      const grants = (sub: string, verb: string) =>
+        byKind(x.objects, 'ClusterRole').some((c) =>
+          (c.rules ?? []).some(
+            (rule: { apiGroups: string[]; resources: string[]; verbs: string[] }) =>
+              rule.apiGroups.includes('') && rule.resources.includes(sub) && rule.verbs.includes(verb),
+          ),
+        );
+      const subresources = ['pods/exec', 'pods/attach', 'pods/portforward'];
+      // Off in the base params: an overlay turns it on together with the enhanced RBAC.
+      if (agent.config.enableExec) for (const s of subresources) expect(grants(s, 'create')).toBe(true);
+      if (dir.includes('enhanced'))
+        for (const s of subresources)
+          expect([s, grants(s, 'get'), grants(s, 'create')]).toEqual([s, true, true]);
+      else expect(agent.config.enableExec).toBe(false);
+    });
   }
 
   if (overlay.side === 'argocd') {

@@ -71,6 +71,7 @@ const PROMQL_WORDS = new Set([
   'bottomk',
   'abs',
   'clamp_min',
+  'time',
 ]);
 
 /** Metric names an expression uses: identifiers outside braces, strings, ranges and by/on lists. */
@@ -95,6 +96,31 @@ describe('the PrometheusRule and dashboard', () => {
       'PullplaneGatewaySaturated',
     ])
       expect(alerts).toContain(a);
+  });
+
+  it('warn two weeks before a certificate expires, with a runbook that exists', () => {
+    const soon = rules().find((r) => r.alert === 'PullplaneCertificateExpiresSoon') as
+      | (Rule & { annotations: Record<string, string> })
+      | undefined;
+    expect(soon?.expr).toMatch(/pullplane_certificate_expiry_timestamp_seconds - time\(\)\) < 14 \* 86400/);
+    const readme = readFileSync(path.join(FIXTURES, '../../../README.md'), 'utf8');
+    const anchors = new Set(
+      [...readme.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replaceAll(' ', '-'),
+      ),
+    );
+    const runbooks = rules()
+      .map((r) => (r as { annotations?: Record<string, string> }).annotations?.runbook_url)
+      .filter((u): u is string => u !== undefined);
+    expect(runbooks.length).toBeGreaterThanOrEqual(3);
+    for (const url of runbooks) {
+      const [file, anchor] = url.split('#');
+      expect(file).toBe('deploy/README.md');
+      expect(anchors).toContain(anchor);
+    }
   });
 
   it('pass promtool check rules (and the dashboard queries, as recording rules)', async () => {

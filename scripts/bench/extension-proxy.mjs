@@ -1,15 +1,19 @@
 // npm run bench:extension-proxy — wrk against an HTTP backend directly, through nginx as a peer
-// reverse proxy, and through the extension proxy → gateway → agent → backend (real processes, a
-// bearer token as Argo CD would send it); small responses (requests/s, latency) and a 1 MiB
-// download (throughput). Peak RSS of each of our processes is sampled per row. Not a test: it
-// prints figures.
+// reverse proxy, through the two calibration chains (three haproxy hops with TLS on each leg,
+// three naive node:https forwarders) and through the extension proxy → gateway → agent →
+// backend (real processes, a bearer token as Argo CD would send it); small responses
+// (requests/s, latency) and a 1 MiB download (throughput). CPU µs per request of every process
+// on each path comes from /proc; peak RSS of each of ours is sampled per row (VmHWM reset
+// before it). Not a test: it prints figures.
 import { execFile } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TokenAuthority } from '@pullplane/auth';
 import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
-import { benchPki, cpuTicks, spawnApp, spawnReady, statusKb } from './processes.mjs';
+import { startHaproxyHops, startNodeForwarders } from './calibrations.mjs';
+import { benchPki, cpuTicks, family, spawnApp, spawnReady, statusKb } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -62,6 +66,17 @@ http {
 `,
 );
 const nginxProcess = await spawnReady(nginx, ['-c', nginxConf, '-p', dir], undefined);
+const haproxy = await startHaproxyHops({
+  target: { port: backendPort, tls: false },
+  file,
+  certPem: server.certPem,
+  keyPem: server.keyPem,
+});
+const forwarders = await startNodeForwarders({
+  target: { port: backendPort, tls: false },
+  certFile: file('tls.crt', server.certPem),
+  keyFile: file('tls.key', server.keyPem),
+});
 
 // ---- pullplane: nats, gateway, agent (extension map → nginx), extension proxy ----
 const nats = await startNatsServer();
@@ -168,8 +183,9 @@ if (process.env.BENCH_HOLD) {
 }
 
 // ---- rows ----
-const ours = { 'extension-proxy': proxy.pid, gateway: gateway.pid, agent: agent.pid };
-async function row(name, url, headers) {
+const ours = { proxy: proxy.pid, gateway: gateway.pid, agent: agent.pid };
+const byName = (names, pids) => Object.fromEntries(names.map((n, i) => [n, pids[i]]));
+async function row(name, url, headers, pids) {
   // Warm-up, as bench:resource-proxy does per cell: JIT, connections, caches.
   await run(wrk, [
     `-t${Math.min(2, CONNECTIONS)}`,
@@ -178,12 +194,10 @@ async function row(name, url, headers) {
     ...headers.flatMap((h) => ['-H', h]),
     url,
   ]);
+  // Peak RSS over this row alone: VmHWM reset before it (as bench:tunnel does).
+  for (const pid of Object.values(ours)) writeFileSync(`/proc/${pid}/clear_refs`, '5');
   const base = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, rss(pid)]));
-  const peak = { ...base };
-  const cpuBefore = Object.fromEntries(Object.entries(ours).map(([k, pid]) => [k, cpuSeconds(pid)]));
-  const timer = setInterval(() => {
-    for (const [k, pid] of Object.entries(ours)) peak[k] = Math.max(peak[k], rss(pid));
-  }, 100);
+  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
   const { stdout } = await run(wrk, [
     `-t${Math.min(2, CONNECTIONS)}`,
     `-c${CONNECTIONS}`,
@@ -192,13 +206,11 @@ async function row(name, url, headers) {
     ...headers.flatMap((h) => ['-H', h]),
     url,
   ]);
-  clearInterval(timer);
   const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
-  // CPU seconds each of our processes spent per 1,000 requests of the row.
   const cpu = Object.fromEntries(
-    Object.entries(ours).map(([k, pid]) => [
+    Object.entries(pids).map(([k, pid]) => [
       k,
-      requests > 0 ? (((cpuSeconds(pid) - cpuBefore[k]) * 1000) / requests).toFixed(2) : '—',
+      requests > 0 ? ((cpuSeconds(pid) - cpuBefore[k]) * 1e6) / requests : Number.NaN,
     ]),
   );
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
@@ -208,7 +220,10 @@ async function row(name, url, headers) {
   const p99 = /99%\s+([\d.]+\w+)/.exec(stdout)?.[1];
   const errors = /Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? '0';
   const growth = Object.fromEntries(
-    Object.entries(peak).map(([k, v]) => [k, ((v - base[k]) / 1048576).toFixed(1)]),
+    Object.entries(ours).map(([k, pid]) => [
+      k,
+      ((statusKb(pid, 'VmHWM') * 1024 - base[k]) / 1048576).toFixed(1),
+    ]),
   );
   return { name, rps, mb, p50, p99, errors, growth, cpu };
 }
@@ -220,37 +235,74 @@ const sizes = [
   ['1 MiB', 'big.bin'],
 ].filter(([, f]) => !process.env.BENCH_SIZES || process.env.BENCH_SIZES.split(',').includes(f.split('.')[0]));
 for (const [size, file] of sizes) {
-  const direct = await row(`${size} backend direct`, `http://127.0.0.1:${backendPort}/${file}`, []);
+  // nginx is both the backend and the peer (one worker): its row counts both.
+  const nginxWorkers = () =>
+    Object.fromEntries(
+      family(nginxProcess.pid).map((pid, i) => [i === 0 ? 'nginx' : `nginx worker ${i}`, pid]),
+    );
+  const direct = await row(
+    `${size} backend direct`,
+    `http://127.0.0.1:${backendPort}/${file}`,
+    [],
+    nginxWorkers(),
+  );
   const peer = await row(
-    `${size} nginx reverse proxy`,
+    `${size} nginx reverse proxy (CPU: proxy and backend)`,
     `http://127.0.0.1:${peerPort}/metrics/${file}`,
     argocd,
+    nginxWorkers(),
+  );
+  const c = await row(
+    `${size} haproxy ×3, TLS each leg`,
+    `https://127.0.0.1:${haproxy.port}/${file}`,
+    [],
+    byName(haproxy.names, haproxy.pids),
+  );
+  const n = await row(
+    `${size} node:https ×3`,
+    `https://127.0.0.1:${forwarders.port}/${file}`,
+    [],
+    byName(forwarders.names, forwarders.pids),
   );
   const ext = await row(
     `${size} extension proxy → tunnel`,
     `https://127.0.0.1:${extPort}/metrics/${file}`,
     argocd,
+    ours,
   );
-  results.push({ direct, peer, ext, size });
+  results.push({ size, direct, rows: [direct, peer, c, n, ext], ext });
 }
 
-const fmt = (n, d = 0) => n.toFixed(d);
+const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
 console.log(
-  `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 10)}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t${Math.min(2, CONNECTIONS)}`,
+  `\nextension proxy benchmark — ${new Date().toISOString().slice(0, 16)}Z, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(
+      ' ',
+    )}, ${DURATION} per row, ${CONNECTIONS} connections, wrk -t${Math.min(2, CONNECTIONS)} (the nginx backend's CPU is counted only on its own rows)`,
 );
 console.log(
-  '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | vs nginx | RSS growth proxy/gateway/agent (MiB) | CPU s per 1k req proxy/gateway/agent |',
+  '| row | req/s | MiB/s | p50 | p99 | non-2xx | vs direct | CPU µs per request, each process on the path | RSS growth proxy/gateway/agent (MiB) |',
 );
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
-for (const { direct, peer, ext } of results) {
-  for (const r of [direct, peer, ext]) {
-    const ext = r !== direct && r !== peer;
-    const g = ext ? `${r.growth['extension-proxy']}/${r.growth.gateway}/${r.growth.agent}` : '—';
-    const c = ext ? `${r.cpu['extension-proxy']}/${r.cpu.gateway}/${r.cpu.agent}` : '—';
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+for (const { direct, rows, ext } of results) {
+  for (const r of rows) {
+    const cpu = Object.entries(r.cpu)
+      .map(([k, us]) => `${k} ${fmt(us)}`)
+      .join(' · ');
+    const g = r === ext ? `${r.growth.proxy}/${r.growth.gateway}/${r.growth.agent}` : '—';
     console.log(
-      `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.mb, 1)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.rps / direct.rps, 2)} | ${fmt(r.rps / peer.rps, 2)} | ${g} | ${c} |`,
+      `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.mb, 1)} | ${r.p50} | ${r.p99} | ${r.errors} | ${fmt(r.rps / direct.rps, 2)} | ${cpu} | ${g} |`,
     );
   }
+}
+const big = results.find((r) => r.size === '1 MiB');
+if (big) {
+  const worst = Math.max(...Object.values(big.ext.growth).map(Number));
+  console.log(
+    `\n1 MiB at ${CONNECTIONS} connections, RSS growth per process ≤ 16 MiB: ${worst} MiB at most, ${worst <= 16 ? 'met' : `**missed by ${(worst - 16).toFixed(1)} MiB**`}`,
+  );
 }
 // A clean exit of our processes (SIGTERM) writes their CPU profiles under BENCH_CPU_PROF.
 const exited = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
@@ -259,5 +311,6 @@ await Promise.all([proxy, agent, gateway].map(exited));
 // nginx's master stops its workers on SIGQUIT; killed outright, it would leave them running.
 nginxProcess.kill('SIGQUIT');
 await exited(nginxProcess);
+await Promise.all([haproxy.stop(), forwarders.stop()]);
 await nats.stop();
 process.exit(0);

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
 import Redis from 'ioredis';
-import { benchPki, children, spawnApp, spawnReady } from './processes.mjs';
+import { benchPki, children, cpuTicks, spawnApp, spawnReady } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -32,7 +32,7 @@ const agentRedis = await startRedisServer();
 const nats = await startNatsServer();
 const gwPort = await freePort();
 const gwInternal = await freePort();
-await spawnApp(
+const gateway = await spawnApp(
   'stream-gateway',
   [
     '--listen-host=127.0.0.1',
@@ -50,7 +50,7 @@ await spawnApp(
   ],
   'stream gateway started',
 );
-await spawnApp(
+const agent = await spawnApp(
   'agent',
   [
     '--server-address=127.0.0.1',
@@ -67,7 +67,7 @@ await spawnApp(
   'tunnel established',
 );
 const proxyPort = await freePort();
-await spawnApp(
+const proxy = await spawnApp(
   'redis-proxy',
   [
     '--listen-host=127.0.0.1',
@@ -87,6 +87,7 @@ await spawnApp(
 );
 
 let twemPort;
+let twemproxy;
 try {
   const nutcracker = findBinary('nutcracker', 'apt-get install nutcracker');
   twemPort = await freePort();
@@ -104,7 +105,7 @@ try {
       '',
     ].join('\n'),
   );
-  await spawnReady(nutcracker, [
+  twemproxy = await spawnReady(nutcracker, [
     '-c',
     conf,
     '-s',
@@ -132,23 +133,37 @@ async function benchmark(port, extra) {
   }
   return rows;
 }
-async function throughput(port) {
+/** CPU µs per operation of each process in `pids` over `work` ({ name: pid }; ops counted by the caller). */
+async function cpuOver(pids, work) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]));
+  const result = await work();
+  const ticks = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid) - before[k]]));
+  // USER_HZ = 100: one tick is 10,000 µs.
+  return {
+    result,
+    perOp: (ops) => Object.fromEntries(Object.entries(ticks).map(([k, t]) => [k, (t * 10_000) / ops])),
+  };
+}
+async function throughput(port, pids) {
   // Warm up first (JIT, connection pools): every target gets the same treatment.
   await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(Math.min(N, 50_000)), '-r', '100000']);
-  const plain = await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N), '-r', '100000']);
-  const piped = await benchmark(port, [
-    '-t',
-    'get,set',
-    '-c',
-    '50',
-    '-n',
-    String(N_PIPELINED),
-    '-r',
-    '100000',
-    '-P',
-    '16',
-  ]);
-  return { get: plain.GET.rps, set: plain.SET.rps, getP: piped.GET.rps, setP: piped.SET.rps };
+  const plainRun = await cpuOver(pids, () =>
+    benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N), '-r', '100000']),
+  );
+  const plain = plainRun.result;
+  const pipedRun = await cpuOver(pids, () =>
+    benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N_PIPELINED), '-r', '100000', '-P', '16']),
+  );
+  const piped = pipedRun.result;
+  return {
+    get: plain.GET.rps,
+    set: plain.SET.rps,
+    getP: piped.GET.rps,
+    setP: piped.SET.rps,
+    // GET and SET, N each (N_PIPELINED each pipelined).
+    cpu: plainRun.perOp(2 * N),
+    cpuP: pipedRun.perOp(2 * N_PIPELINED),
+  };
 }
 
 // Wait until the proxy can reach the agent (presence over NATS).
@@ -164,9 +179,9 @@ for (let i = 0; ; i++) {
 }
 
 const results = [
-  ['redis-server (direct)', await throughput(principal.port)],
-  ['redis proxy (principal keys)', await throughput(proxyPort)],
-  ...(twemPort ? [['twemproxy (nutcracker)', await throughput(twemPort)]] : []),
+  ['redis-server (direct)', await throughput(principal.port, {})],
+  ['redis proxy (principal keys)', await throughput(proxyPort, { proxy: proxy.pid })],
+  ...(twemPort ? [['twemproxy (nutcracker)', await throughput(twemPort, { twemproxy: twemproxy.pid })]] : []),
 ];
 
 // Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
@@ -206,8 +221,10 @@ for (const [label, key, n] of [
       }));
     await attempt(proxyPort, key); // warm-up
     const d = await attempt(agentRedis.port, directKey(key));
-    const p = await attempt(proxyPort, key);
-    agentRows.push({ label, clients, d, p });
+    const proxied = await cpuOver({ proxy: proxy.pid, gateway: gateway.pid, agent: agent.pid }, () =>
+      attempt(proxyPort, key),
+    );
+    agentRows.push({ label, clients, d, p: proxied.result, cpu: proxied.perOp(n) });
   }
 }
 
@@ -218,33 +235,68 @@ lines.push(
   `redis-benchmark -c 50, ${N} requests (${N_PIPELINED} with -P 16), random keys, 3-byte values; ops/s`,
 );
 lines.push('');
-lines.push('| target | GET | SET | GET -P 16 | SET -P 16 |');
-lines.push('| --- | ---: | ---: | ---: | ---: |');
+const us = (cpu) =>
+  Object.entries(cpu)
+    .map(([name, v]) => `${name} ${v.toFixed(1)}`)
+    .join(' · ') || '—';
+lines.push('| target | GET | SET | GET -P 16 | SET -P 16 | CPU µs per op, plain / -P 16 |');
+lines.push('| --- | ---: | ---: | ---: | ---: | --- |');
 for (const [name, r] of results)
-  lines.push(`| ${name} | ${k(r.get)} | ${k(r.set)} | ${k(r.getP)} | ${k(r.setP)} |`);
+  lines.push(
+    `| ${name} | ${k(r.get)} | ${k(r.set)} | ${k(r.getP)} | ${k(r.setP)} | ${us(r.cpu)} / ${us(r.cpuP)} |`,
+  );
 const twem = results.find(([n]) => n.startsWith('twemproxy'))?.[1];
 if (twem) {
   const p = results[1][1];
   const pct = (a, b) => `${Math.round((a / b) * 100)}%`;
   lines.push(
-    `| proxy / twemproxy | ${pct(p.get, twem.get)} | ${pct(p.set, twem.set)} | ${pct(p.getP, twem.getP)} | ${pct(p.setP, twem.setP)} |`,
+    `| proxy / twemproxy | ${pct(p.get, twem.get)} | ${pct(p.set, twem.set)} | ${pct(p.getP, twem.getP)} | ${pct(p.setP, twem.setP)} | |`,
   );
 }
 lines.push('');
 lines.push(`Agent-key GET (${N_LATENCY} requests for 4 KiB, fewer for 1 MiB); latency in ms`);
 lines.push('');
 lines.push(
-  '| value | clients | direct p50 | proxied p50 | added p50 | direct p99 | proxied p99 | direct ops/s | proxied ops/s | proxied/direct |',
+  '| value | clients | direct p50 | proxied p50 | added p50 | direct p99 | proxied p99 | direct ops/s | proxied ops/s | proxied/direct | CPU µs per op |',
 );
-lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
 const f = (x) => x.toFixed(3);
-for (const { label, clients, d, p } of agentRows) {
+for (const { label, clients, d, p, cpu } of agentRows) {
   if (d.error || p.error) {
-    lines.push(`| ${label} | ${clients} | failed: ${d.error ?? p.error} | | | | | | | |`);
+    lines.push(`| ${label} | ${clients} | failed: ${d.error ?? p.error} | | | | | | | | |`);
     continue;
   }
   lines.push(
-    `| ${label} | ${clients} | ${f(d.p50)} | ${f(p.p50)} | ${f(p.p50 - d.p50)} | ${f(d.p99)} | ${f(p.p99)} | ${Math.round(d.rps)} | ${Math.round(p.rps)} | ${(p.rps / d.rps).toFixed(2)}× |`,
+    `| ${label} | ${clients} | ${f(d.p50)} | ${f(p.p50)} | ${f(p.p50 - d.p50)} | ${f(d.p99)} | ${f(p.p99)} | ${Math.round(d.rps)} | ${Math.round(p.rps)} | ${(p.rps / d.rps).toFixed(2)}× | ${us(cpu)} |`,
+  );
+}
+// The targets, from the rows above.
+lines.push('');
+lines.push('| target | measured | |');
+lines.push('| --- | --- | --- |');
+const verdict = (ok, by) => (ok ? 'met' : `**missed, ${by}**`);
+if (twem) {
+  const p = results[1][1];
+  for (const [name, key] of [
+    ['GET', 'get'],
+    ['SET', 'set'],
+    ['GET -P 16', 'getP'],
+    ['SET -P 16', 'setP'],
+  ]) {
+    const ratio = p[key] / twem[key];
+    lines.push(
+      `| principal ${name} ≥ 1.0× twemproxy | ${ratio.toFixed(2)}× | ${verdict(ratio >= 1, `by ${Math.round((1 - ratio) * 100)} %`)} |`,
+    );
+  }
+}
+const agent8 = agentRows.find((r) => r.label === '4 KiB' && r.clients === 8);
+if (agent8 && !agent8.d.error && !agent8.p.error) {
+  const added = agent8.p.p50 - agent8.d.p50;
+  lines.push(
+    `| agent-key GET 4 KiB, 8 clients ≥ 10,000 ops/s | ${Math.round(agent8.p.rps)} | ${verdict(agent8.p.rps >= 10_000, `${(10_000 / agent8.p.rps).toFixed(1)}×`)} |`,
+  );
+  lines.push(
+    `| agent-key GET 4 KiB, 8 clients ≤ 0.5 ms added p50 | ${f(added)} ms | ${verdict(added <= 0.5, `by ${f(added - 0.5)} ms`)} |`,
   );
 }
 console.log(lines.join('\n'));

@@ -1,4 +1,4 @@
-import { createAgentService, validateAgentConfig } from '@pullplane/agent-core';
+import { createAgentFromConfig, validateAgentConfig } from '@pullplane/agent-core';
 import { runService } from '@pullplane/service';
 import { agentOptions } from './options.js';
 
@@ -10,5 +10,5 @@ await runService({
   validate: validateAgentConfig,
   logFields: (c) => ({ agent: c.agentName }),
   drainTimeoutMs: () => 10_000,
-  create: createAgentService,
+  create: createAgentFromConfig,
 });

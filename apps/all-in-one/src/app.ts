@@ -215,6 +215,24 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
   const portOf = (service: { proxy: { port: number } | undefined }, configured: number) =>
     service.proxy?.port ?? configured;
 
+  // exec, cp, attach and port-forward on a demo pod of `agent` (its name is known once started).
+  const streamLines = (agent: string): string[] => {
+    const pod = demoPod(agent);
+    if (!pod) return [];
+    const k = `kubectl --kubeconfig ${kubeconfigFile} --context ${agent} -n demo`;
+    return [
+      `  ${k} exec deploy/guestbook -- echo hello`,
+      `  ${k} cp README.md ${pod}:/tmp/README.md`,
+      `  ${k} attach -i ${pod}`,
+      `  ${k} port-forward pod/${pod} 18080:8080   (then: curl http://127.0.0.1:18080/)`,
+    ];
+  };
+  const demoPod = (agent: string): string | undefined =>
+    fleet?.agents
+      .find((a) => a.name === agent)
+      ?.cluster?.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'demo' })
+      .map((p) => p.metadata.name ?? '')
+      .find((n) => n.startsWith('guestbook-'));
   const extensionCurl = (agent: string): string[] => {
     // What Argo CD's API server sends for GET /extensions/hello/api/info of an app on `agent`.
     return [
@@ -280,6 +298,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
               `  kubectl --kubeconfig ${kubeconfigFile} get deployments,pods -A`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} get pods -n demo -w`,
               `  kubectl --kubeconfig ${kubeconfigFile} --context ${first} api-resources`,
+              ...streamLines(first),
               `  ${extensionCurl(first)
                 .map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`))
                 .join(' ')}`,
@@ -315,6 +334,8 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
         names,
         target: `${c.listenHost}:${started().agentPort}`,
         clusters: 'per-agent',
+        // The demo pods take kubectl exec, cp, attach and port-forward.
+        exec: { enabled: true },
         heartbeatIntervalMs: 30_000,
         logger: logger.child({ component: 'demo-agent' }),
         handlersFor: (name: string) => {

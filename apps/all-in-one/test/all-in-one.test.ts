@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '@pullplane/config';
+import { freePort, httpGet, runKubectl, spawnKubectl } from '@pullplane/testing';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { type AllInOneApp, createAllInOneApp } from '../src/app.js';
 import { allInOneOptions } from '../src/options.js';
 
 const run = promisify(execFile);
+const REPO = path.resolve(import.meta.dirname, '../../..');
 let app: AllInOneApp;
 let dir: string;
 
@@ -102,3 +104,59 @@ it("is one process of the services' own functions: one ops port with every servi
   expect(metrics).toMatch(/proxy_known_agents\{proxy="resource-proxy"\} 2$/m);
   expect(metrics).toMatch(/proxy_known_agents\{proxy="extension-proxy"\} 2$/m);
 });
+
+it("runs the README's exec, cp, attach and port-forward lines on a demo pod, as npm start prints them", async () => {
+  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  const lines = readme
+    .split('\n')
+    .filter((l) => /^kubectl --kubeconfig \.pullplane\/kubeconfig .* (exec|cp|attach|port-forward) /.test(l));
+  expect(lines.map((l) => / (exec|cp|attach|port-forward) /.exec(l)![1])).toEqual([
+    'exec',
+    'cp',
+    'attach',
+    'port-forward',
+  ]);
+  const pod = app
+    .fleet!.agents[0]!.cluster!.store.list({ apiVersion: 'v1', kind: 'Pod', namespace: 'demo' })
+    .map((p) => p.metadata.name!)
+    .find((n) => n.startsWith('guestbook-'))!;
+  const local = await freePort();
+  // The README's lines with this run's kubeconfig, pod, a free local port and the README's path.
+  const argv = (line: string) =>
+    line
+      .replace(/<pod>/g, pod)
+      .replace('18080:8080', `${local}:8080`)
+      .replace(' README.md ', ` ${path.join(REPO, 'README.md')} `)
+      .split(' ')
+      .slice(3)
+      .filter(Boolean);
+  const opts = { kubeconfig: app.files.kubeconfig, timeoutMs: 60_000 };
+  // npm start prints the same lines, with its kubeconfig and a pod of its own.
+  for (const line of lines)
+    expect(app.nextSteps()).toContain(
+      line.replace('.pullplane/kubeconfig', app.files.kubeconfig).replace(/<pod>/g, pod),
+    );
+  const [exec, cp, attach, forward] = lines.map(argv) as [string[], string[], string[], string[]];
+  expect(await runKubectl(exec, opts)).toMatchObject({ code: 0, stdout: 'hello\n' });
+  const copied = await runKubectl(cp, opts);
+  expect(copied).toMatchObject({ code: 0, stderr: '' });
+  const back = await runKubectl(
+    ['--context', 'demo-1', '-n', 'demo', 'exec', pod, '--', 'cat', '/tmp/README.md'],
+    opts,
+  );
+  expect(back.stdout).toBe(readme);
+  const attached = spawnKubectl(attach, { ...opts, input: 'hello attach\n' });
+  try {
+    await attached.waitFor('hello attach\n', 30_000);
+  } finally {
+    await attached.stop();
+  }
+  const pf = spawnKubectl(forward, opts);
+  try {
+    await pf.waitFor(`127.0.0.1:${local} -> 8080`, 30_000);
+    const answer = await httpGet(local, '/');
+    expect(answer.body.toString()).toBe(`Hello from ${pod} in demo (port 8080)\n`);
+  } finally {
+    await pf.stop();
+  }
+}, 120_000);

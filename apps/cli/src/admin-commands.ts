@@ -54,6 +54,7 @@ export interface AgentCreateOptions {
   tokenKeyPath?: string;
   gatewayCaPath?: string;
   validityDays: number;
+  rbac?: 'minimal' | 'enhanced';
 }
 
 /** `agent create`: credentials for one agent and the manifests to apply on its cluster. */
@@ -70,6 +71,7 @@ export async function agentCreate(o: AgentCreateOptions): Promise<Array<Record<s
     serverAddress: o.serverAddress,
     serverPort: o.serverPort,
     image: o.image,
+    rbac: o.rbac ?? 'minimal',
   };
   if (o.caDir) {
     const ca = readCa(o.caDir);

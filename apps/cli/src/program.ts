@@ -169,7 +169,9 @@ export function buildProgram(io: Io): Command {
   const agent = program.command('agent').description('Onboard, inspect and revoke agents.');
   agent
     .command('create <name>')
-    .description('Issue credentials for an agent and print the manifests to apply on its cluster.')
+    .description(
+      'Issue credentials for an agent and print everything its cluster needs (ServiceAccount, RBAC, NetworkPolicies, Secrets, the ClusterAgent, the Deployment), named pullplane-agent-<name>.',
+    )
     .requiredOption(
       '--server-address <host>',
       'the gateway as the agent reaches it (argocd-agent-principal Service or LB)',
@@ -181,6 +183,11 @@ export function buildProgram(io: Io): Command {
     .option('--namespace <ns>', 'namespace on the workload cluster', 'argocd')
     .option('--image <ref>', 'agent image', 'ghcr.io/pullplane/agent:0.1.0')
     .option('--validity-days <days>', 'client certificate lifetime', positiveInt, 365)
+    .addOption(
+      new Option('--rbac <level>', "minimal: Argo CD's resources; enhanced: applications' live resources too")
+        .choices(['minimal', 'enhanced'])
+        .default('minimal'),
+    )
     .addOption(output(['yaml', 'json'], 'yaml'))
     .action(async (name: string, o) => io.out(render(await agentCreate({ name, ...o }), o.output)));
   kubeconfigOptions(

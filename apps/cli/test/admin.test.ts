@@ -76,19 +76,32 @@ describe('pullplane ca and agent', () => {
     );
     expect(r.code).toBe(0);
     const docs = parseAllDocuments(r.out).map((d) => d.toJSON() as Manifest);
-    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'Secret', 'Deployment']);
-    const params = docs[0]!.data!;
-    expect(params).toMatchObject({
-      'agent.server.address': 'principal.example.com',
-      'agent.server.port': '8443',
-      'agent.creds': 'mtls:',
-      'agent.tls.client.cert-path': '/app/config/credentials/tls.crt',
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'ServiceAccount/pullplane-agent-east',
+      'Role/pullplane-agent-east',
+      'RoleBinding/pullplane-agent-east',
+      'ClusterRole/pullplane-agent-east',
+      'ClusterRoleBinding/pullplane-agent-east',
+      'NetworkPolicy/pullplane-agent-east',
+      'NetworkPolicy/pullplane-agent-east-to-argocd-redis',
+      'Secret/pullplane-agent-east-tls',
+      'Secret/pullplane-agent-east-ca',
+      'ClusterAgent/east',
+      'ConfigMap/pullplane-agent-east-params',
+      'Deployment/pullplane-agent-east',
+    ]);
+    const byName = (kind: string) => docs.find((d) => d.kind === kind)!;
+    expect((byName('ClusterAgent') as unknown as { spec: unknown }).spec).toEqual({
+      server: { address: 'principal.example.com', port: 8443 },
+      agentName: 'east',
+      tls: { rootCaSecretName: 'pullplane-agent-east-ca', clientCertSecretName: 'pullplane-agent-east-tls' },
     });
-    const cert = describeCertificate(docs[1]!.stringData!['tls.crt']!);
+    expect(byName('ConfigMap').data).toMatchObject({ 'agent.cluster-agent': 'east' });
+    const cert = describeCertificate(docs[7]!.stringData!['tls.crt']!);
     expect(cert.commonName).toBe('east');
     // An agent credential, and nothing else: the gateway's agent listener accepts only this kind.
     expect(cert.uris).toEqual(['spiffe://pullplane/agent/east']);
-    expect(docs[1]!.stringData!['ca.crt']).toBe(readFileSync(path.join(caDir(), 'ca.crt'), 'utf8'));
+    expect(docs[8]!.stringData!['ca.crt']).toBe(readFileSync(path.join(caDir(), 'ca.crt'), 'utf8'));
   });
 
   it('agent create can issue a bearer token the gateway verifies instead', async () => {
@@ -108,11 +121,14 @@ describe('pullplane ca and agent', () => {
     );
     expect(r.code).toBe(0);
     const docs = JSON.parse(r.out) as Manifest[];
-    expect(docs[0]!.data!['agent.creds']).toBe('token:/app/config/credentials/token');
-    expect(await gatewayKey.verify(docs[1]!.stringData!.token!)).toMatchObject({ agent: 'west' });
+    const secret = docs.find((d) => d.metadata.name === 'pullplane-agent-west-token')!;
+    expect(
+      (docs.find((d) => d.kind === 'ClusterAgent') as unknown as { spec: { token: unknown } }).spec.token,
+    ).toEqual({ secretRef: { name: 'pullplane-agent-west-token', key: 'token' } });
+    expect(await gatewayKey.verify(secret.stringData!.token!)).toMatchObject({ agent: 'west' });
     // An agent token is not a caller token: the resource proxy's verifier refuses it.
     const asCaller = await TokenAuthority.fromFile(keyFile, { audience: CALLER_TOKEN_AUDIENCE });
-    await expect(asCaller.verify(docs[1]!.stringData!.token!)).rejects.toMatchObject({
+    await expect(asCaller.verify(secret.stringData!.token!)).rejects.toMatchObject({
       code: 'TOKEN_WRONG_AUDIENCE',
     });
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from '@pullplane/agent-core';
+import { Agent, type ExecPolicy, type SessionRecord } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
@@ -72,6 +72,12 @@ export async function startHarness(
     resourceProxyFilter?: 'managed' | 'none';
     /** Callers allowed to impersonate (proxy); the agent then forwards the headers too. */
     impersonators?: string[];
+    /** exec, attach and port-forward on the agent (off by default, as on a real one). */
+    exec?: Partial<ExecPolicy>;
+    /** Told of each exec, attach or port-forward session the agent ended or refused. */
+    onSession?: (r: SessionRecord) => void;
+    /** The proxy's --request-timeout (default 2s). */
+    requestTimeout?: string;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'resource-proxy-'));
@@ -133,6 +139,8 @@ export async function startHarness(
     enableResourceProxy: agentOptions.enableResourceProxy ?? true,
     ...(agentOptions.resourceProxyFilter ? { resourceProxyFilter: agentOptions.resourceProxyFilter } : {}),
     allowImpersonation: Boolean(agentOptions.impersonators),
+    ...(agentOptions.exec ? { exec: agentOptions.exec } : {}),
+    ...(agentOptions.onSession ? { onSession: agentOptions.onSession } : {}),
     logger,
   });
   agent.start();
@@ -152,7 +160,7 @@ export async function startHarness(
       `--gateway-cert-path=${write('proxy.crt', proxyClient.certPem)}`,
       `--gateway-key-path=${write('proxy.key', proxyClient.keyPem)}`,
       `--gateway-ca-path=${caFile}`,
-      '--request-timeout=2s',
+      `--request-timeout=${agentOptions.requestTimeout ?? '2s'}`,
       '--max-request-body=65536',
       // The bus is given below: no NATS credentials needed.
       '--nats-insecure',

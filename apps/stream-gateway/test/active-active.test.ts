@@ -44,7 +44,13 @@ beforeAll(async () => {
     agents.set(name, await startAgent(name, balancer.address, pki, backend.url));
   }
   routers = [await startRouter(nats.url, pki), await startRouter(nats.url, pki)];
-  await waitFor(() => names.every((n) => routers.every((r) => r.router.lookup(n))), 10_000);
+  // Presence is written when the gateway accepts the tunnel, which can reach the routers before
+  // the agent has read its Welcome: the tests read where each agent is from the agent's side, so
+  // both must be in.
+  await waitFor(
+    () => names.every((n) => gatewayOf(n) !== undefined && routers.every((r) => r.router.lookup(n))),
+    30_000,
+  );
 }, 60_000);
 
 afterAll(async () => {

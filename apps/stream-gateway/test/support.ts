@@ -11,7 +11,7 @@ import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
-import { AgentRouter } from '@pullplane/router';
+import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
 import { builtAppMain, freePort } from '@pullplane/testing';
 import pino from 'pino';
 
@@ -254,6 +254,8 @@ export async function startRouter(
   pki: TestPki,
   /** The proxy role's nkey seed, for a NATS that requires credentials. */
   natsSeedPath?: string,
+  /** Router options of the test's choosing (links, heartbeats, probes). */
+  extra: Partial<AgentRouterOptions> = {},
 ): Promise<{ router: AgentRouter; close(): Promise<void> }> {
   const { readFileSync } = await import('node:fs');
   const { cert, key } = await pki.proxy('resource-proxy');
@@ -272,6 +274,7 @@ export async function startRouter(
     logger: silent,
     credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
     routeTimeoutMs: 5_000,
+    ...extra,
   });
   await router.start();
   return {

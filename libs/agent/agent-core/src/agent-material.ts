@@ -97,6 +97,7 @@ export async function openAgentMaterial(
       tls && (creds.kind === 'mtls' || (c.tlsClientCert && c.tlsClientKey))
         ? await set.open(
             keyPairSpec("the agent's client certificate", {
+              kind: 'client',
               files: { cert: c.tlsClientCert, key: c.tlsClientKey },
               secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
               required: true,
@@ -108,6 +109,7 @@ export async function openAgentMaterial(
       tls && !c.insecureTls
         ? await set.open(
             caBundleSpec("the gateway's CA", {
+              kind: 'ca',
               file: c.rootCaPath,
               secret: set.secret(c.rootCaSecretName, '--root-ca-secret-name'),
               required: c.rootCaPath !== undefined,
@@ -119,6 +121,7 @@ export async function openAgentMaterial(
       c.redisTls && !c.redisTlsInsecure
         ? await set.open(
             caBundleSpec("the local Redis' CA", {
+              kind: 'redis-ca',
               file: c.redisCaPath,
               secret: set.secret(c.redisTlsCaSecretName, '--redis-tls-ca-secret-name', ['ca.crt']),
               required: c.redisCaPath !== undefined,

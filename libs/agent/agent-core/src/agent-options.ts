@@ -20,10 +20,19 @@ export const agentServiceOptions = defineOptions([
   {
     flag: 'server-address',
     type: 'string',
-    required: true,
     env: 'ARGOCD_AGENT_REMOTE_SERVER',
     paramsKey: ['agent.server.address', 'agent.principal.address'],
-    description: 'Gateway host name or IP (usually the argocd-agent-principal Service).',
+    description:
+      'Gateway host name or IP (usually the argocd-agent-principal Service). Required unless --cluster-agent names a ClusterAgent, whose spec.server.address wins.',
+  },
+  {
+    flag: 'cluster-agent',
+    type: 'string',
+    pattern: /[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/,
+    env: 'ARGOCD_AGENT_CLUSTER_AGENT',
+    paramsKey: 'agent.cluster-agent',
+    description:
+      'Name of a ClusterAgent (pullplane.io/v1alpha1) in --namespace to run from: its spec (server, agent name, token, TLS, mesh) wins over these flags, which fill in the rest; the agent writes its status conditions and closes its tunnel while it is deleted.',
   },
   {
     flag: 'server-port',
@@ -154,6 +163,42 @@ export const agentServiceOptions = defineOptions([
     paramsKey: 'agent.resource-proxy.allow-impersonation',
     description:
       "Forward Impersonate-* headers that the resource proxy let through (its --impersonation-allowed-callers); the agent's service account must be allowed to impersonate.",
+  },
+  {
+    flag: 'enable-exec',
+    type: 'boolean',
+    env: 'ARGOCD_AGENT_ENABLE_EXEC',
+    paramsKey: 'agent.exec.enable',
+    description:
+      "Serve exec, attach and port-forward (kubectl exec/cp/attach/port-forward, Argo CD's web terminal) through the resource proxy, for pods the filter lets through; the agent's service account needs create on pods/exec, pods/attach and pods/portforward.",
+  },
+  {
+    flag: 'exec-max-sessions',
+    type: 'int',
+    default: 20,
+    min: 1,
+    max: 10000,
+    env: 'ARGOCD_AGENT_EXEC_MAX_SESSIONS',
+    paramsKey: 'agent.exec.max-sessions',
+    description: 'exec, attach and port-forward sessions open at once on this agent; more get 429.',
+  },
+  {
+    flag: 'exec-max-duration',
+    type: 'duration',
+    default: '30m',
+    min: '1s',
+    env: 'ARGOCD_AGENT_EXEC_MAX_DURATION',
+    paramsKey: 'agent.exec.max-duration',
+    description: "A session is cut after this long (argocd-agent's web terminal: 30 minutes).",
+  },
+  {
+    flag: 'exec-idle-timeout',
+    type: 'duration',
+    default: 0,
+    env: 'ARGOCD_AGENT_EXEC_IDLE_TIMEOUT',
+    paramsKey: 'agent.exec.idle-timeout',
+    description:
+      'A session with no bytes either way for this long is cut (0: only --exec-max-duration applies).',
   },
   {
     flag: 'namespace',

@@ -17,6 +17,7 @@ import {
 } from './agent-material.js';
 import type { AgentServiceConfig } from './agent-options.js';
 import { argocdAgentAgentMetrics } from './argocd-agent-metrics.js';
+import { createClusterAgentService } from './cluster-agent/cluster-agent-service.js';
 import { ExtensionExecutor } from './extension-executor.js';
 import { ExtensionRegistry } from './extension-registry.js';
 import { RedisExecutor } from './redis-executor.js';
@@ -35,6 +36,16 @@ export function validateAgentConfig(
   c: AgentServiceConfig,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string[] {
+  if (c.clusterAgent !== undefined) {
+    // The ClusterAgent's spec supplies server, name and credentials; it is checked when read.
+    return kubeApiConfigured({ kubeconfig: c.kubeconfig }, env)
+      ? [...tlsProtocolSettings(c).problems]
+      : [
+          `--cluster-agent: the ClusterAgent ${c.namespace}/${c.clusterAgent} is read through the local Kubernetes API, which is not configured (in-cluster or --kubeconfig)`,
+        ];
+  }
+  if (c.serverAddress === undefined)
+    return ['--server-address is required (or --cluster-agent naming a ClusterAgent that holds it)'];
   const parsed = parseCredsSpec(c.creds);
   if ('problem' in parsed) return [parsed.problem];
   const creds = parsed;
@@ -82,6 +93,8 @@ function loadKubeConfig(path: string | undefined, context?: string): KubeConfig 
 export interface AgentServiceDeps extends ServiceDeps {
   /** Overrides kubeconfig discovery (tests, simulated clusters). */
   kubeConfig?: KubeConfig;
+  /** The bearer token for --creds=token:, read at every connect instead of the file (a ClusterAgent's). */
+  token?: () => Promise<string>;
 }
 
 export interface AgentService extends Service {
@@ -104,6 +117,8 @@ export interface AgentService extends Service {
 export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps): AgentService {
   const { logger, registry } = deps;
   const creds = parseCreds(c.creds);
+  if (c.serverAddress === undefined) throw new Error('--server-address is required');
+  const server = c.serverAddress;
   const localKube =
     deps.kubeConfig ??
     (kubeApiConfigured({ kubeconfig: c.kubeconfig })
@@ -159,13 +174,18 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
         onRequest: (extension, code) => extensionRequests.inc({ extension, code: String(code) }),
       })
     : undefined;
+  const execSessions = getOrCreateCounter(registry, {
+    name: 'agent_exec_sessions_total',
+    help: "exec, attach and port-forward sessions, by kind, the cluster's (or the agent's refusal) status code and how they ended.",
+    labelNames: ['kind', 'code', 'ended'],
+  });
   // The agent exists only below; the gauge asks it when Prometheus scrapes.
   let isConnected = () => false;
   const compat = argocdAgentAgentMetrics(registry, () => isConnected());
   const agent = new Agent({
     agentName: c.agentName ?? '',
     agentVersion: AGENT_VERSION,
-    target: `${c.serverAddress.includes(':') ? `[${c.serverAddress}]` : c.serverAddress}:${c.serverPort}`,
+    target: `${server.includes(':') ? `[${server}]` : server}:${c.serverPort}`,
     credentials: () => {
       if (!material) throw new Error('the agent connects only after start()');
       return material.channelCredentials();
@@ -174,7 +194,8 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
       ? {
           metadata: async () => {
             const md = new Metadata();
-            md.set('authorization', `Bearer ${(await readFile(creds.file, 'utf8')).trim()}`);
+            const token = deps.token ? await deps.token() : (await readFile(creds.file, 'utf8')).trim();
+            md.set('authorization', `Bearer ${token}`);
             return md;
           },
         }
@@ -186,6 +207,18 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     resourceProxyFilter: c.resourceProxyFilter,
     argocdNamespace: c.namespace,
     allowImpersonation: c.resourceProxyAllowImpersonation,
+    exec: {
+      enabled: c.enableExec,
+      maxSessions: c.execMaxSessions,
+      maxDurationMs: c.execMaxDuration,
+      idleTimeoutMs: c.execIdleTimeout,
+    },
+    onSession: (r) =>
+      execSessions.inc({
+        kind: r.kind,
+        code: String(r.status),
+        ended: r.ended ?? (r.status === 101 ? 'closed' : 'refused'),
+      }),
     logger,
     handlers: {
       redis: (s) => redis.handle(s),
@@ -211,6 +244,13 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     help: 'Logical streams being served on the current tunnel.',
     collect() {
       this.set(agent.connector.activeStreams);
+    },
+  });
+  getOrCreateGauge(registry, {
+    name: 'agent_exec_sessions_active',
+    help: 'exec, attach and port-forward sessions open now (and upgrades being set up).',
+    collect() {
+      this.set(agent.activeSessions);
     },
   });
   const disconnects = getOrCreateCounter(registry, {
@@ -249,6 +289,7 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
         await extensions.start();
       }
       material = await openAgentMaterial(c, creds, localKube, tlsProtocolSettings(c).settings, logger);
+      material.observe(registry, 'agent');
       const redisCa = material.redisCa;
       if (redisCa?.current) redisTls.ca = redisCa.current;
       redisCa?.onChange((ca) => {
@@ -274,4 +315,12 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
       await ops.close();
     },
   };
+}
+
+/**
+ * What the agent's main runs: the agent from --cluster-agent's ClusterAgent when one is named
+ * (its spec wins over the flags), else the agent from the flags.
+ */
+export function createAgentFromConfig(c: AgentServiceConfig, deps: AgentServiceDeps): Service {
+  return c.clusterAgent !== undefined ? createClusterAgentService(c, deps) : createAgentService(c, deps);
 }

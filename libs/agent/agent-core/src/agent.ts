@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { createKubeForwarder, type KubeForwarder } from './kube-forwarder.js';
+import type { ExecPolicy, SessionRecord } from './kube-sessions.js';
 import { TunnelConnector, type TunnelConnectorOptions } from './tunnel-connector.js';
 
 export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 'capabilities' | 'logger'> {
@@ -16,6 +17,10 @@ export interface AgentOptions extends Omit<TunnelConnectorOptions, 'onStream' | 
   argocdNamespace?: string;
   /** Forward Impersonate-* headers the resource proxy let through. */
   allowImpersonation?: boolean;
+  /** exec, attach and port-forward: off unless `enabled`, with their limits. */
+  exec?: Partial<ExecPolicy> | undefined;
+  /** Each exec, attach or port-forward session that ended or was refused. */
+  onSession?: ((r: SessionRecord) => void) | undefined;
   /** Each Kubernetes API request the resource proxy sent (`refused`: no API here, or disabled). */
   onKubeRequest?: (refused: boolean) => void;
   /** Extra stream handlers by request kind (the redis and extension handlers plug in here). */
@@ -40,17 +45,29 @@ export class Agent {
             filter: opts.resourceProxyFilter ?? 'managed',
             argocdNamespace: opts.argocdNamespace ?? 'argocd',
             allowImpersonation: opts.allowImpersonation ?? false,
+            ...(opts.exec ? { exec: opts.exec } : {}),
+            ...(opts.onSession ? { onSession: opts.onSession } : {}),
             ...(opts.tracer ? { tracer: opts.tracer } : {}),
             ...(opts.tracedName || opts.agentName ? { agentName: opts.tracedName || opts.agentName } : {}),
           })
         : undefined;
-    const capabilities = [...(this.kube ? ['kube'] : []), ...Object.keys(opts.handlers ?? {})];
+    // `registration`: this agent reads the gateway's Registration frame (ClusterAgent status).
+    const capabilities = [
+      ...(this.kube ? ['kube'] : []),
+      ...Object.keys(opts.handlers ?? {}),
+      'registration',
+    ];
     this.connector = new TunnelConnector({
       ...opts,
       capabilities,
       logger: opts.logger,
       onStream: (s) => this.serve(s),
     });
+  }
+
+  /** exec, attach and port-forward sessions open now. */
+  get activeSessions(): number {
+    return this.kube?.activeSessions ?? 0;
   }
 
   get ready(): boolean {

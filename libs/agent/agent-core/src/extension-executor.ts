@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { isExtensionName } from '@pullplane/extension-config';
 import { isStrippedBackendResponseHeader, isStrippedExtensionRequestHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
+import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { type ExtensionErrorName, extensionStatus } from './extension-errors.js';
@@ -49,12 +50,12 @@ export class ExtensionExecutor {
     }
     const { name } = head.value;
     const req = head.value.http;
-    const log = this.opts.logger.child({
+    const log = requestLog(this.opts.logger, () => ({
       requestId: stream.open.requestId,
       extension: name,
       method: req?.method,
       path: req?.path,
-    });
+    }));
     const fail = (what: ExtensionErrorName, detail?: string, label = name) => {
       const { code, body } = extensionStatus(what, detail);
       log.info({ status: code, reason: what, detail }, 'extension request refused');
@@ -91,7 +92,7 @@ export class ExtensionExecutor {
     ext: ServedExtension,
     head: HttpRequestHead,
     extra: Array<{ name: string; value: string }>,
-    log: Logger,
+    log: RequestLog,
     fail: (what: ExtensionErrorName, detail?: string) => void,
   ): void {
     const headers: Record<string, string | string[]> = {};
@@ -144,7 +145,8 @@ export class ExtensionExecutor {
       }
     });
     const done = (status: number, failed: boolean) => {
-      log.info(
+      // The extension proxy writes the audit line; here it is a debug trace.
+      log.debug(
         { status, durationMs: Number(process.hrtime.bigint() - started) / 1e6, failed },
         'extension request',
       );

@@ -22,11 +22,18 @@ import {
   isStrippedRequestHeader,
 } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
+import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient } from './kube-client.js';
+import {
+  createKubeSessions,
+  DEFAULT_EXEC_POLICY,
+  type ExecPolicy,
+  type SessionRecord,
+} from './kube-sessions.js';
 import { ManagedGate } from './managed-gate.js';
 
 /**
@@ -55,12 +62,18 @@ export interface KubeForwarderOptions {
   maxSockets?: number;
   /** Set when traces are exported: a client span per cluster API call. */
   tracer?: Tracer | undefined;
-  /** This agent's name, on its spans. */
+  /** This agent's name, on its spans and in refusals. */
   agentName?: string;
+  /** exec, attach and port-forward: off unless enabled, with their limits. */
+  exec?: Partial<ExecPolicy>;
+  /** Each exec, attach or port-forward session that ended or was refused. */
+  onSession?: (r: SessionRecord) => void;
 }
 
 export interface KubeForwarder {
   handle(stream: LogicalStream): void;
+  /** exec, attach and port-forward sessions open now. */
+  readonly activeSessions: number;
   start(): Promise<void>;
   stop(): void;
 }
@@ -75,29 +88,6 @@ function respondStatus(
   const body = JSON.stringify(statusObject(code, reason, message, details as never));
   stream.respond(code, [{ name: 'Content-Type', value: 'application/json' }]);
   stream.end(body);
-}
-
-/** What a request logs through: its own child logger, made only when it logs something. */
-interface RequestLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-/** Most requests log nothing: building a pino child (bindings serialised) per request is waste. */
-function requestLog(parent: Logger, bindings: () => Record<string, unknown>): RequestLog {
-  let child: Logger | undefined;
-  const get = () => {
-    child ??= parent.child(bindings());
-    return child;
-  };
-  return {
-    debug: (obj, msg) => {
-      if (parent.isLevelEnabled('debug')) get().debug(obj, msg);
-    },
-    warn: (obj, msg) => get().warn(obj, msg),
-    error: (obj, msg) => get().error(obj, msg),
-  };
 }
 
 /**
@@ -197,6 +187,14 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
   const gate = filtering
     ? new ManagedGate(kube, { argocdNamespace: opts.argocdNamespace ?? 'argocd', logger: opts.logger })
     : undefined;
+  const sessions = createKubeSessions({
+    kube,
+    gate,
+    policy: { ...DEFAULT_EXEC_POLICY, ...opts.exec },
+    logger: opts.logger,
+    agentName: opts.agentName,
+    onSession: opts.onSession,
+  });
 
   const forward = async (stream: LogicalStream, log: RequestLog, span: Span | undefined) => {
     const head = stream.open.head;
@@ -222,6 +220,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       reqHeaders.traceparent = tc.traceparent;
       if (tc.tracestate) reqHeaders.tracestate = tc.tracestate;
     }
+    // exec, attach and port-forward: a session of raw bytes, under its own rules.
+    if (head.value.upgrade) return sessions.handle(stream, path, method, reqHeaders);
 
     let decision: RequestDecision | undefined;
     let postCheck: { resource: string; group: string; name: string; events: boolean } | undefined;
@@ -350,6 +350,9 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
   };
 
   return {
+    get activeSessions() {
+      return sessions.active;
+    },
     handle(stream) {
       const head = stream.open.head;
       if (head.case !== 'http') {

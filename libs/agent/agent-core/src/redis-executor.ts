@@ -1,5 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import {
+  AGENT_COMMANDS,
   type PubSubKind,
   type PubSubListener,
   type RedisEndpoint,
@@ -40,29 +41,6 @@ export interface RedisExecutorOptions {
   /** Set when traces are exported: a client span per command run on the local Redis. */
   tracer?: Tracer | undefined;
 }
-
-interface CommandSpec {
-  keys: 'first' | 'all';
-  /** Answers +OK (a status) rather than a bulk string. */
-  status?: boolean;
-}
-
-/** The same set the redis proxy routes to agents: nothing else runs here. */
-const COMMANDS = new Map<string, CommandSpec>([
-  ['get', { keys: 'first' }],
-  ['set', { keys: 'first', status: true }],
-  ['setex', { keys: 'first', status: true }],
-  ['psetex', { keys: 'first', status: true }],
-  ['expire', { keys: 'first' }],
-  ['pexpire', { keys: 'first' }],
-  ['ttl', { keys: 'first' }],
-  ['pttl', { keys: 'first' }],
-  ['publish', { keys: 'first' }],
-  ['del', { keys: 'all' }],
-  ['unlink', { keys: 'all' }],
-  ['exists', { keys: 'all' }],
-  ['mget', { keys: 'all' }],
-]);
 
 /** ioredis hands replies over as Buffers, numbers, nulls and arrays; back to RESP values. */
 function toValue(reply: unknown, status: boolean): RespValue {
@@ -217,7 +195,7 @@ export class RedisExecutor {
   /** Runs one command (checked, keys cut) and encodes its reply; never rejects. */
   private execute(args: Buffer[], protocol: RespProtocol, redis: Redis): Promise<Buffer> {
     const name = args[0]!.toString('latin1').toLowerCase();
-    const spec = COMMANDS.get(name);
+    const spec = AGENT_COMMANDS.get(name);
     const count = this.opts.onCommand;
     if (spec === undefined) {
       count?.('unknown', true);

@@ -16,6 +16,7 @@ import {
   MAX_TUNNEL_MESSAGE_BYTES,
   PROTOCOL_VERSION_MAX,
   PROTOCOL_VERSION_MIN,
+  type Registration,
   type Welcome,
 } from '@pullplane/proto';
 import {
@@ -56,6 +57,8 @@ export interface ConnectorEvents {
   disconnected: [string];
   /** The gateway refused the agent's credentials (UNAUTHENTICATED or PERMISSION_DENIED). */
   rejected: [string];
+  /** The gateway says whether this agent's cluster is registered with Argo CD. */
+  registration: [Registration];
 }
 
 /**
@@ -266,6 +269,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
         }
         mux.receive(f);
       });
+      mux.on('registration', (r) => this.emit('registration', r));
       mux.on('goaway', (g) => {
         o.logger.info({ reason: g.reason, drainMs: g.drainMs }, 'gateway asked us to move; reconnecting');
         // Keep serving in-flight streams on the old tunnel while a new one is dialled.

@@ -34,6 +34,12 @@ export function encodeJson(value: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(value));
 }
 
+/** A presence record as stored: its revision is the store's, never part of the value. */
+export function encodePresence(record: PresenceRecord): Uint8Array {
+  const { revision: _revision, ...stored } = record;
+  return encodeJson(stored);
+}
+
 // Records written by another replica are validated: a corrupt entry must not poison routing.
 export function decodePresence(bytes: Uint8Array): PresenceRecord {
   const parsed = presenceSchema.safeParse(safeJson(bytes));

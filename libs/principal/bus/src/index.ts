@@ -28,6 +28,7 @@ export type {
   ControlEvent,
   PresenceEvent,
   PresenceRecord,
+  PresenceRefresh,
   PresenceStore,
   Revocation,
   RevocationStore,

@@ -8,6 +8,14 @@ export function isMissingBucket(err: unknown): boolean {
   return (err as { name?: unknown } | undefined)?.name === 'StreamNotFoundError' || MISSING.test(String(err));
 }
 
+/** A compare-and-set write lost: the key's last revision was not the one expected. */
+export function isWrongLastSequence(err: unknown): boolean {
+  return (
+    (err as { api_error?: { err_code?: unknown } } | undefined)?.api_error?.err_code === 10071 ||
+    /wrong last sequence/i.test(String(err))
+  );
+}
+
 /** NATS refused a subject to this identity (its role's permissions). */
 export function isPermissionViolation(err: unknown): boolean {
   return /permissions violation/i.test(String(err));

@@ -8,6 +8,17 @@ import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revoc
  */
 export function createMemoryBus(): Bus {
   const records = new Map<string, PresenceRecord>();
+  // Revisions as a stream numbers its messages; a removal is a revision too (a tombstone), so a
+  // replaced session cannot write its record back after it.
+  let revision = 0;
+  const removed = new Set<string>();
+  const write = (record: PresenceRecord) => {
+    const stored = { ...record, revision: ++revision };
+    records.set(record.agent, stored);
+    removed.delete(record.agent);
+    emit('presence', { type: 'put', record: { ...stored } });
+    return stored.revision;
+  };
   const revoked = new Map<string, Revocation>();
   const revocationListeners = new Set<(r: Revocation) => void>();
   const events = new EventEmitter<{ presence: [PresenceEvent]; control: [ControlEvent] }>();
@@ -23,12 +34,22 @@ export function createMemoryBus(): Bus {
       async put(record) {
         // Same refusal as the NATS bus, so the embedded mode cannot hold a record a cluster could not.
         presenceKey(record.agent);
-        records.set(record.agent, { ...record });
-        emit('presence', { type: 'put', record: { ...record } });
+        return write(record);
+      },
+      async refresh(record, expected) {
+        presenceKey(record.agent);
+        const current = records.get(record.agent);
+        const ours = current
+          ? current.revision === expected || current.sessionId === record.sessionId
+          : !removed.has(record.agent);
+        if (ours) return { held: true, revision: write(record) };
+        return { held: false, current: current && { ...current } };
       },
       async remove(agent, sessionId) {
         if (records.get(agent)?.sessionId !== sessionId) return;
         records.delete(agent);
+        removed.add(agent);
+        revision++;
         emit('presence', { type: 'delete', agent });
       },
       async get(agent) {

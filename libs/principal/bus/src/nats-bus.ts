@@ -1,18 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type KV, Kvm } from '@nats-io/kv';
+import { type KV, type KvEntry, Kvm } from '@nats-io/kv';
 import {
   decodeControl,
   decodePresence,
   decodeRevocation,
   encodeJson,
+  encodePresence,
   presenceKey,
   revocationKey,
 } from './codec.js';
 import { BusError, BusErrorCode } from './errors.js';
-import { isPermissionViolation, KvBucket } from './kv-bucket.js';
+import { isPermissionViolation, isWrongLastSequence, KvBucket } from './kv-bucket.js';
 import { connectOnce } from './nats-connect.js';
 import type { NatsConnectionSecurity } from './nats-credentials.js';
-import type { Bus, BusStatus, ControlEvent, PresenceEvent, PresenceRecord, Revocation } from './types.js';
+import type {
+  Bus,
+  BusStatus,
+  ControlEvent,
+  PresenceEvent,
+  PresenceRecord,
+  PresenceRefresh,
+  Revocation,
+} from './types.js';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -39,6 +48,9 @@ export interface NatsBusOptions {
 }
 
 export type BusBucket = 'presence' | 'revocations';
+
+/** Claims retried against concurrent writes of the same key before giving up (the caller retries later). */
+const CLAIM_ATTEMPTS = 10;
 
 export const DEFAULT_PRESENCE_BUCKET = 'pullplane-presence';
 export const DEFAULT_CONTROL_SUBJECT = 'pullplane.control';
@@ -128,9 +140,54 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
     },
     presence: {
       async put(record: PresenceRecord) {
-        await presence.use(
+        const key = presenceKey(record.agent);
+        const value = encodePresence(record);
+        return presence.use(
           'write presence into',
-          (kv) => kv.put(presenceKey(record.agent), encodeJson(record)),
+          async (kv) => {
+            // Another write between the read and ours (another claim, a refresh) means another
+            // read: a claim always ends up written, on top of whatever was last.
+            for (let attempt = 1; ; attempt++) {
+              const entry = await kv.get(key);
+              try {
+                return entry
+                  ? await kv.update(key, value, entry.revision)
+                  : await kv.put(key, value, { previousSeq: 0 });
+              } catch (err) {
+                if (!isWrongLastSequence(err) || attempt >= CLAIM_ATTEMPTS) throw err;
+              }
+            }
+          },
+          () => presence.missing('write presence into'),
+        );
+      },
+      async refresh(record: PresenceRecord, revision: number) {
+        const key = presenceKey(record.agent);
+        const value = encodePresence(record);
+        return presence.use(
+          'write presence into',
+          async (kv): Promise<PresenceRefresh> => {
+            try {
+              return { held: true, revision: await kv.update(key, value, revision) };
+            } catch (err) {
+              if (!isWrongLastSequence(err)) throw err;
+            }
+            const entry = await kv.get(key);
+            if (!entry) {
+              // Expired (or the store lost it): nothing newer exists, so the holder writes it again.
+              try {
+                return { held: true, revision: await kv.put(key, value, { previousSeq: 0 }) };
+              } catch (err) {
+                if (!isWrongLastSequence(err)) throw err;
+                return { held: false, current: await readRecord(kv, key, warn) };
+              }
+            }
+            const current = entry.operation === 'PUT' ? decodeEntry(entry, warn) : undefined;
+            // Our own write whose answer was lost: still ours, at the revision the store holds.
+            if (current?.sessionId === record.sessionId)
+              return { held: true, revision: await kv.update(key, value, entry.revision) };
+            return { held: false, current };
+          },
           () => presence.missing('write presence into'),
         );
       },
@@ -149,7 +206,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
             if (current.sessionId !== sessionId) return;
             // previousSeq makes the delete lose a race against a newer put.
             await kv.delete(presenceKey(agent), { previousSeq: entry.revision }).catch((err: unknown) => {
-              if (!/wrong last sequence/i.test(String(err))) throw err;
+              if (!isWrongLastSequence(err)) throw err;
             });
           },
           () => undefined,
@@ -162,12 +219,18 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
           () => null,
         );
         if (entry?.operation !== 'PUT') return undefined;
-        return decodePresence(entry.value);
+        return { ...decodePresence(entry.value), revision: entry.revision };
       },
       async list() {
         return presence.use(
           'list',
-          (kv) => readAll(kv, decodePresence, 'presence record', warn),
+          (kv) =>
+            readAll(
+              kv,
+              (value, revision) => ({ ...decodePresence(value), revision }),
+              'presence record',
+              warn,
+            ),
           () => [],
         );
       },
@@ -221,7 +284,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
                   backoff = 100;
                   if (e.operation === 'PUT') {
                     try {
-                      const record = decodePresence(e.value);
+                      const record = { ...decodePresence(e.value), revision: e.revision };
                       seen.add(record.agent);
                       known.add(record.agent);
                       listener({ type: 'put', record });
@@ -366,10 +429,32 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<Bus> {
   };
 }
 
+/** A presence entry's record with its revision; an invalid one is reported and read as none. */
+function decodeEntry(
+  entry: KvEntry,
+  warn: (message: string, err?: unknown) => void,
+): PresenceRecord | undefined {
+  try {
+    return { ...decodePresence(entry.value), revision: entry.revision };
+  } catch (err) {
+    warn(`ignoring invalid presence record ${entry.key}`, err);
+    return undefined;
+  }
+}
+
+async function readRecord(
+  kv: KV,
+  key: string,
+  warn: (message: string, err?: unknown) => void,
+): Promise<PresenceRecord | undefined> {
+  const entry = await kv.get(key);
+  return entry?.operation === 'PUT' ? decodeEntry(entry, warn) : undefined;
+}
+
 /** Every current value of a bucket, decoded; invalid ones are reported and skipped. */
 async function readAll<T>(
   kv: KV,
-  decode: (bytes: Uint8Array) => T,
+  decode: (bytes: Uint8Array, revision: number) => T,
   what: string,
   warn: (message: string, err?: unknown) => void,
 ): Promise<T[]> {
@@ -378,7 +463,7 @@ async function readAll<T>(
     const e = await kv.get(key);
     if (e?.operation !== 'PUT') continue;
     try {
-      out.push(decode(e.value));
+      out.push(decode(e.value, e.revision));
     } catch (err) {
       warn(`skipping invalid ${what} ${key}`, err);
     }

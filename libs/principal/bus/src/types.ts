@@ -18,12 +18,39 @@ export interface PresenceRecord {
   credential?: 'agent' | 'unmarked' | undefined;
   /** The agent's address as the holding gateway saw it, for logs and security events. */
   remoteAddress?: string | undefined;
+  /**
+   * The store's revision of this record (set on every read, never written): writes are ordered
+   * by it, not by any gateway's clock.
+   */
+  revision?: number | undefined;
 }
+
+/**
+ * What renewing a session's record found: still this session's (its new revision), or taken by
+ * another session (its record), or removed since (none): either way, the session lost the agent.
+ */
+export type PresenceRefresh =
+  | { held: true; revision: number }
+  | { held: false; current: PresenceRecord | undefined };
 
 export type PresenceEvent = { type: 'put'; record: PresenceRecord } | { type: 'delete'; agent: string };
 
+/**
+ * Presence is ordered by the store, never by clocks: every write is a compare-and-set on the
+ * key's revision. A new session claims the agent (`put`: create-only when there is no record,
+ * else an update on the revision it just read), so the last claim wins; a session renews its
+ * record (`refresh`) only while the store still holds the revision it wrote last, so a replaced
+ * session can neither overwrite its successor nor bring its record back once removed.
+ */
 export interface PresenceStore {
-  put(record: PresenceRecord): Promise<void>;
+  /** A new session claims the agent; returns the revision written. */
+  put(record: PresenceRecord): Promise<number>;
+  /**
+   * Renews the record of the session that wrote `revision`. A record that expired (the store
+   * holds nothing for the agent, not even a removal) is written again: the session still holds
+   * the agent and nobody replaced it.
+   */
+  refresh(record: PresenceRecord, revision: number): Promise<PresenceRefresh>;
   /** Removes the agent's record only while it still names this session, so a stale
    *  gateway cannot erase the presence a newer connection wrote. */
   remove(agent: string, sessionId: string): Promise<void>;

@@ -93,6 +93,28 @@ describe.each(factories)('%s bus', (_kind, factory) => {
     if (b !== a) await b.close();
   });
 
+  it('orders sessions by revision: a replaced session can neither overwrite its successor nor write its record back', async () => {
+    const { a, b } = await factory();
+    const first = record('agent-r', 'first', 'gw-1');
+    const r1 = await a.presence.put(first);
+    expect(await a.presence.refresh(first, r1)).toEqual({ held: true, revision: expect.any(Number) });
+    const renewed = (await a.presence.get('agent-r'))!.revision!;
+    expect(renewed).toBeGreaterThan(r1);
+    // Another gateway claims the agent for a newer session, whatever the clocks say.
+    const second = { ...record('agent-r', 'second', 'gw-2'), connectedAt: new Date(0).toISOString() };
+    const r2 = await b.presence.put(second);
+    expect(r2).toBeGreaterThan(renewed);
+    expect(await a.presence.refresh(first, renewed)).toEqual({
+      held: false,
+      current: expect.objectContaining({ sessionId: 'second', revision: r2 }),
+    });
+    await b.presence.remove('agent-r', 'second');
+    expect(await a.presence.refresh(first, renewed)).toEqual({ held: false, current: undefined });
+    expect(await b.presence.get('agent-r')).toBeUndefined();
+    await a.close();
+    if (b !== a) await b.close();
+  });
+
   it('delivers control events to every subscriber', async () => {
     const { a, b } = await factory();
     const got: ControlEvent[] = [];

@@ -48,6 +48,7 @@ export function createExtensionProxyService(
         forgetToken: (jti) => tokens?.forgetToken(jti),
       });
       const material = await openProxyMaterial(c, logger);
+      material.observe(registry, 'extension-proxy');
       // Argo CD sends the same token on every request: its signature is checked once, then
       // the token is remembered until it expires or is revoked.
       tokens = c.tokenKeyPath

@@ -40,6 +40,7 @@ export async function openProxyMaterial(
       serverTls: undefined,
       clientCa: undefined,
       reload: async () => undefined,
+      observe: () => undefined,
       stop: () => undefined,
     };
   const wantsSecret = !(c.tlsCertPath && c.tlsKeyPath) || !c.clientCaPath;
@@ -50,6 +51,7 @@ export async function openProxyMaterial(
   return openMaterials({ kubeConfig, namespace: c.namespace, logger }, async (set) => ({
     serverTls: await set.open(
       keyPairSpec('the extension proxy server certificate', {
+        kind: 'server',
         files: { cert: c.tlsCertPath, key: c.tlsKeyPath },
         secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
         required: true,
@@ -58,6 +60,7 @@ export async function openProxyMaterial(
     ),
     clientCa: await set.open(
       caBundleSpec("the CA of the Argo CD server's client certificate", {
+        kind: 'client-ca',
         file: c.clientCaPath,
         secret: set.secret(c.clientCaSecretName, '--client-ca-secret-name'),
         required: c.clientCaPath !== undefined,

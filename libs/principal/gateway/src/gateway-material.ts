@@ -106,6 +106,7 @@ export async function openGatewayMaterial(
       const serverTls = needs.serverTls
         ? await set.open(
             keyPairSpec('the gateway server certificate', {
+              kind: 'server',
               files: { cert: c.tlsCert, key: c.tlsKey },
               secret: set.secret(c.tlsSecretName, '--tls-secret-name'),
               required: true,
@@ -117,6 +118,7 @@ export async function openGatewayMaterial(
         needs.rootCa || (c.rootCaPath && !c.insecurePlaintext)
           ? await set.open(
               caBundleSpec('the CA of agent and proxy certificates', {
+                kind: 'client-ca',
                 file: c.rootCaPath,
                 secret: set.secret(c.tlsCaSecretName, '--tls-ca-secret-name'),
                 required: true,
@@ -124,9 +126,10 @@ export async function openGatewayMaterial(
               }),
             )
           : undefined;
-      const jwt = (file: string | undefined, what: string, fileOption: string) =>
+      const jwt = (file: string | undefined, what: string, kind: string, fileOption: string) =>
         set.open(
           signingKeySpec(what, {
+            kind,
             file,
             secret: set.secret(c.jwtSecretName, '--jwt-secret-name'),
             required: true,
@@ -134,12 +137,13 @@ export async function openGatewayMaterial(
           }),
         );
       const agentTokenKey = needs.agentTokenKey
-        ? await jwt(c.tokenKeyPath, 'the agent token key', '--token-key-path')
+        ? await jwt(c.tokenKeyPath, 'the agent token key', 'token-key', '--token-key-path')
         : undefined;
       const registrationKey = needs.registrationKey
         ? await jwt(
             c.registrationTokenKeyPath,
             'the cluster registration token key',
+            'registration-key',
             '--registration-token-key-path',
           )
         : undefined;

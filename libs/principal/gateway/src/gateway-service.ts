@@ -10,7 +10,7 @@ import {
 } from '@pullplane/auth';
 import { type Bus, connectBusFromFlags, followRevocations, onConfigReload } from '@pullplane/bus';
 import { isLoopback } from '@pullplane/names';
-import { ClusterRegistrar, clusterServerUrl, fingerprint } from '@pullplane/registration';
+import { ClusterRegistrar, clusterServerUrl, fingerprint, secretName } from '@pullplane/registration';
 import { type Service, type ServiceDeps, serviceOps } from '@pullplane/service';
 import type { OpsServer } from '@pullplane/telemetry';
 import {
@@ -32,6 +32,7 @@ import {
 } from './gateway-material.js';
 import type { GatewayServiceConfig } from './gateway-options.js';
 import type { ListenerTls } from './grpc-listener.js';
+import { tellRegistration } from './registration-notice.js';
 
 export interface GatewayServiceDeps extends ServiceDeps {
   /** Overrides the NATS connection (tests, single-process mode). */
@@ -96,6 +97,7 @@ export function createGatewayService(c: GatewayServiceConfig, deps: GatewayServi
       const internalAuth = internalAuthMethod(c);
       const denyList = new InMemoryDenyList();
       const m = await openGatewayMaterial(c, gatewayNeeds(c, agentAuth, internalAuth), logger);
+      m.observe(registry, 'stream-gateway');
       material = m;
       const tokens = m.agentTokenKey
         ? await followKey(m.agentTokenKey, { denyList, audience: AGENT_TOKEN_AUDIENCE }, logger)
@@ -185,7 +187,19 @@ export function createGatewayService(c: GatewayServiceConfig, deps: GatewayServi
       );
       const failed = (agent: string) => (err: unknown) =>
         logger.error({ agent, err: String(err) }, 'cluster registration failed; retried later');
-      const register = (agent: string) => void registrar?.ensure(agent).catch(failed(agent));
+      const register = (agent: string) =>
+        void registrar?.ensure(agent).then(
+          (result) =>
+            tellRegistration(gw.session(agent), {
+              result,
+              secret: `${c.argocdNamespace}/${secretName(agent)}`,
+              server: clusterServerUrl(registrationUrl(c)!.replace(/\/$/, ''), agent),
+            }),
+          (err: unknown) => {
+            failed(agent)(err);
+            tellRegistration(gw.session(agent), { error: String(err) });
+          },
+        );
       if (registrar) {
         // Tokens in cluster Secrets expire: the gateway holding an agent renews its Secret
         // well before. refresh() asks the API only for Secrets it does not know to be current.

@@ -67,6 +67,8 @@ export interface GatewayOptions {
   agentLimits?: Partial<AgentLimits>;
   drainTimeoutMs: number;
   presenceRefreshMs: number;
+  /** This gateway's clock for the times it shows in presence; orders nothing. Default `Date.now`. */
+  now?: () => number;
   helloTimeoutMs?: number;
   minIdleTimeoutMs?: number;
   isRevoked?: (agent: string) => boolean;
@@ -143,6 +145,7 @@ export class Gateway {
       internalAddress: () => this.internalAddress,
       logger: opts.logger,
       presenceRefreshMs: opts.presenceRefreshMs,
+      ...(opts.now ? { now: opts.now } : {}),
       replaceDrainMs: Math.min(opts.drainTimeoutMs, 5_000),
       onReplaced: (r) => {
         this.metrics.tunnelReplacements.inc();

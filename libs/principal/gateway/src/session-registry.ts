@@ -1,4 +1,4 @@
-import type { Bus, PresenceRecord } from '@pullplane/bus';
+import type { Bus, PresenceRecord, PresenceRefresh } from '@pullplane/bus';
 import { TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
@@ -16,6 +16,11 @@ export interface SessionRegistryOptions {
   replaceDrainMs: number;
   /** Called whenever a live tunnel is replaced (here or by a connection elsewhere). */
   onReplaced?: (replacement: Replacement) => void;
+  /**
+   * This gateway's clock, for the times shown in presence (`connectedAt`). Nothing is ordered by
+   * it: gateways' clocks may disagree. Default `Date.now`.
+   */
+  now?: () => number;
 }
 
 type Credential = 'agent' | 'unmarked';
@@ -28,10 +33,22 @@ const RANK: Record<Credential, number> = { unmarked: 0, agent: 1 };
  * sees a newer record for an agent it holds lets its own session go), unless it holds a
  * weaker credential: a legacy certificate without a kind never replaces a tunnel opened
  * with an agent credential. Every replacement is reported, so flapping can be noticed.
+ *
+ * "Newer" is the store's order, not a clock's: a new session claims the agent's record (the
+ * store's compare-and-set makes the last claim win) and renews it only on the revision it wrote
+ * last. A session whose renewal finds another session's record, or none after a removal, was
+ * replaced and lets go; a record with a later revision than ours, seen on the watch, says the same.
  */
 export class SessionRegistry {
   private readonly sessions = new Map<string, AgentSession>();
   private readonly lastPut = new WeakMap<AgentSession, number>();
+  /** The revision each session wrote last; absent until its claim is written. */
+  private readonly revisions = new WeakMap<AgentSession, number>();
+  private readonly connectedAt = new WeakMap<AgentSession, number>();
+  /** Sessions with a write under way: one at a time, the periodic refresh retries. */
+  private readonly writing = new WeakSet<AgentSession>();
+  /** The latest other session's record seen while a session's claim was under way. */
+  private readonly seenWhileClaiming = new WeakMap<AgentSession, PresenceRecord>();
   private stopWatch: (() => void) | undefined;
   private stopStatus: (() => void) | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -84,6 +101,7 @@ export class SessionRegistry {
   add(session: AgentSession): void {
     const previous = this.sessions.get(session.agent);
     this.sessions.set(session.agent, session);
+    this.connectedAt.set(session, (this.opts.now ?? Date.now)());
     if (previous && !previous.closed) {
       this.opts.logger.info(
         {
@@ -123,7 +141,7 @@ export class SessionRegistry {
       gatewayId: this.opts.gatewayId,
       internalAddress: this.opts.internalAddress(),
       sessionId: session.sessionId,
-      connectedAt: session.connectedAt.toISOString(),
+      connectedAt: new Date(this.connectedAt.get(session) ?? session.connectedAt.getTime()).toISOString(),
       lastHeartbeat: session.lastHeartbeat.toISOString(),
       agentVersion: session.info.agentVersion,
       protocolVersion: session.info.protocolVersion,
@@ -132,14 +150,34 @@ export class SessionRegistry {
     };
   }
 
+  /** Claims the agent for a new session, or renews the record the session wrote last. */
   private publish(session: AgentSession): void {
-    if (session.closed || this.sessions.get(session.agent) !== session) return;
+    if (session.closed || this.sessions.get(session.agent) !== session || this.writing.has(session)) return;
+    this.writing.add(session);
     this.lastPut.set(session, Date.now());
-    this.opts.bus.presence.put(this.record(session)).catch((err: unknown) => {
-      // Retried by the periodic refresh and on bus reconnect; the tunnel itself is fine.
-      this.lastPut.delete(session);
-      this.opts.logger.warn({ agent: session.agent, err: String(err) }, 'could not publish presence');
-    });
+    const record = this.record(session);
+    const revision = this.revisions.get(session);
+    const presence = this.opts.bus.presence;
+    const write =
+      revision === undefined
+        ? presence.put(record).then((r): PresenceRefresh => ({ held: true, revision: r }))
+        : presence.refresh(record, revision);
+    write.then(
+      (result) => {
+        this.writing.delete(session);
+        if (!result.held) return this.superseded(session, result.current);
+        this.revisions.set(session, result.revision);
+        const seen = this.seenWhileClaiming.get(session);
+        this.seenWhileClaiming.delete(session);
+        if (seen) this.onRemotePut(seen);
+      },
+      (err: unknown) => {
+        // Retried by the periodic refresh and on bus reconnect; the tunnel itself is fine.
+        this.writing.delete(session);
+        this.lastPut.delete(session);
+        this.opts.logger.warn({ agent: session.agent, err: String(err) }, 'could not publish presence');
+      },
+    );
   }
 
   private publishAll(reason?: string): void {
@@ -153,35 +191,47 @@ export class SessionRegistry {
   private onRemotePut(record: PresenceRecord): void {
     const mine = this.sessions.get(record.agent);
     if (!mine || mine.closed || record.sessionId === mine.sessionId) return;
-    // One total order on every gateway: credential rank, then connection time, then session.
-    const theirRank = RANK[record.credential ?? 'agent'];
-    const ourRank = RANK[mine.info.credential];
-    const theirs = Date.parse(record.connectedAt);
-    const ours = mine.connectedAt.getTime();
-    const newer =
-      theirRank > ourRank ||
-      (theirRank === ourRank && (theirs > ours || (theirs === ours && record.sessionId > mine.sessionId)));
-    if (!newer) {
-      // A stale write (e.g. a gateway that has not noticed its agent left): restate ours.
+    const ours = this.revisions.get(mine);
+    if (ours === undefined) {
+      // Our claim is under way: what came after it is known once it is written.
+      const seen = this.seenWhileClaiming.get(mine);
+      if ((record.revision ?? 0) >= (seen?.revision ?? 0)) this.seenWhileClaiming.set(mine, record);
+      return;
+    }
+    // A record with an earlier revision than ours is a write the watch delivers late.
+    if (record.revision !== undefined && record.revision < ours) return;
+    this.superseded(mine, record);
+  }
+
+  /**
+   * Another session's record came after ours (`current`), or ours was removed (none): the agent
+   * is held elsewhere, unless the newcomer holds a weaker credential, which our claim overrides.
+   */
+  private superseded(mine: AgentSession, current: PresenceRecord | undefined): void {
+    if (mine.closed || this.sessions.get(mine.agent) !== mine) return;
+    if (current && RANK[current.credential ?? 'agent'] < RANK[mine.info.credential]) {
+      this.revisions.delete(mine);
       this.publish(mine);
       return;
     }
     this.opts.logger.info(
       {
-        agent: record.agent,
+        agent: mine.agent,
         session: mine.sessionId,
-        newGateway: record.gatewayId,
+        newGateway: current?.gatewayId,
         remote: mine.info.remote,
-        newRemote: record.remoteAddress,
+        newRemote: current?.remoteAddress,
       },
-      'agent connected elsewhere; releasing this tunnel',
+      current
+        ? 'agent connected elsewhere; releasing this tunnel'
+        : "agent's presence was removed by a newer session; releasing this tunnel",
     );
     this.opts.onReplaced?.({
-      agent: record.agent,
+      agent: mine.agent,
       from: mine.info.remote,
-      to: record.remoteAddress ?? `gateway ${record.gatewayId}`,
+      to: current ? (current.remoteAddress ?? `gateway ${current.gatewayId}`) : 'a newer session',
     });
-    this.sessions.delete(record.agent);
+    this.sessions.delete(mine.agent);
     void mine
       .drain('agent connected to another gateway', this.opts.replaceDrainMs)
       .catch(() => mine.end(new TunnelError(TunnelErrorCode.UNAVAILABLE, 'replaced')));

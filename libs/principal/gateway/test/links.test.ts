@@ -274,6 +274,74 @@ describe('persistent links from proxy to gateway', () => {
     await waitForBackend(log, () => log.aborted.has('/hold/2'));
   });
 
+  it('a rotated link token is what the next link dials with', async () => {
+    const bus = createMemoryBus();
+    const { url } = await startBackend();
+    const seen: string[] = [];
+    const g = await startGateway(bus, {
+      authenticateInternal: (ctx) => {
+        seen.push(String(ctx.metadata.get('authorization')[0]));
+        return { ok: true, identity: 'proxy' };
+      },
+    });
+    await startAgent('agent-k', g, url);
+    let token = 'token-1';
+    const { router } = await startRouter(bus, 'agent-k', {
+      linksPerGateway: 1,
+      metadata: () => {
+        const md = new Metadata();
+        md.set('authorization', `Bearer ${token}`);
+        return md;
+      },
+    });
+    expect(await text(router.open('agent-k', get('/one')))).toBe('hello /one');
+    token = 'token-2';
+    const [first] = router.linksTo(g.internalAddress);
+    (first as unknown as { call: ClientDuplexStream<Frame, Frame> }).call.cancel();
+    await expect.poll(() => first?.usable, { timeout: 10_000 }).toBe(false);
+    expect(await text(router.open('agent-k', get('/two')))).toBe('hello /two');
+    expect(seen).toEqual(['Bearer token-1', 'Bearer token-2']);
+  });
+
+  it('a link past its age takes no new streams: the next link dials with the rotated token, the old one closes when idle', async () => {
+    const bus = createMemoryBus();
+    const { url } = await startBackend();
+    const seen: string[] = [];
+    const g = await startGateway(bus, {
+      authenticateInternal: (ctx) => {
+        seen.push(String(ctx.metadata.get('authorization')[0]));
+        return { ok: true, identity: 'proxy' };
+      },
+    });
+    await startAgent('agent-l', g, url);
+    let token = 'token-1';
+    const { router } = await startRouter(bus, 'agent-l', {
+      linksPerGateway: 1,
+      linkMaxAgeMs: 500,
+      linkPingIntervalMs: 200,
+      metadata: () => {
+        const md = new Metadata();
+        md.set('authorization', `Bearer ${token}`);
+        return md;
+      },
+    });
+    // A stream that outlives the link's age keeps its link open until it ends.
+    const held = router.open('agent-l', get('/hold/aging'));
+    expect((await held.responseHead()).status).toBe(200);
+    const [first] = router.linksTo(g.internalAddress);
+    token = 'token-2';
+    await expect.poll(() => first?.usable, { timeout: 10_000 }).toBe(false);
+    expect(first?.activeStreams).toBe(1);
+    expect(await text(router.open('agent-l', get('/two')))).toBe('hello /two');
+    expect(seen).toEqual(['Bearer token-1', 'Bearer token-2']);
+    expect(held.destroyed).toBe(false);
+    held.destroy();
+    await expect.poll(() => first?.activeStreams, { timeout: 10_000 }).toBe(0);
+    await expect
+      .poll(() => (first as unknown as { closedWith?: Error }).closedWith?.message, { timeout: 10_000 })
+      .toMatch(/retired by age/);
+  });
+
   it('a link lost before any answer: a GET is sent again, a POST is not', async () => {
     const bus = createMemoryBus();
     const { url, log } = await startBackend();
@@ -357,6 +425,47 @@ describe('persistent links from proxy to gateway', () => {
     expect(err.message).toMatch(/relay memory budget of 16384 bytes exhausted/);
     expect(g.relayBudget.outstanding).toBe(0);
     expect(await text(router.open('agent-d', get('/small')))).toBe('hello /small');
+  });
+
+  it("readers that stop reading hold no more of the proxy's memory than its link buffer budget: the stream that would exceed it is reset alone", async () => {
+    const bus = createMemoryBus();
+    const { url } = await startBackend();
+    const g = await startGateway(bus);
+    await startAgent('agent-m', g, url);
+    const budget = 600 * 1024;
+    const { router, registry } = await startRouter(bus, 'agent-m', {
+      linksPerGateway: 1,
+      linkBufferBudgetBytes: budget,
+    });
+    // Four readers that read nothing: each may be sent its window (256 KiB), 1 MiB together.
+    const size = 4 * 1024 * 1024;
+    const streams = Array.from({ length: 4 }, (_, i) => {
+      const s = router.open('agent-m', get(`/big/${size}?n=${i}`));
+      s.pause();
+      return s;
+    });
+    const resets = streams.map(
+      (s) => new Promise<Error>((resolve) => s.once('error', (err: Error) => resolve(err))),
+    );
+    const err = await Promise.race(resets);
+    expect(err.message).toMatch(/memory for responses on gateway links \(614400 bytes\) is exhausted/);
+    const linkBudget = (router as unknown as { linkBudget: { peakOutstanding: number; outstanding: number } })
+      .linkBudget;
+    expect(linkBudget.peakOutstanding).toBeLessThanOrEqual(budget);
+    expect(await metric(registry, 'pullplane_router_link_budget_resets_total')).toMatch(/_total [1-9]/);
+    // The others (and the link) carry on: read, they complete.
+    const survivors = streams.filter((s) => !s.destroyed);
+    expect(survivors.length).toBeGreaterThan(0);
+    const lengths = await Promise.all(
+      survivors.map(async (s) => {
+        let n = 0;
+        for await (const c of s) n += (c as Buffer).length;
+        return n;
+      }),
+    );
+    expect(lengths).toEqual(survivors.map(() => size));
+    expect(await text(router.open('agent-m', get('/after')))).toBe('hello /after');
+    expect(linkBudget.outstanding).toBe(0);
   });
 
   it('cancelling at the proxy resets the stream at the agent', async () => {

@@ -90,11 +90,17 @@ export async function forwardUpgrade<T extends FrontTarget, N extends string>(
       lines.push(`${h.name}: ${h.value}`);
     }
     if (head.status !== 101) {
-      // The backend declined the upgrade: its answer, then the connection closes.
+      // The backend declined the upgrade: its answer, then the connection closes. The request
+      // side carried nothing and ends here, so the stream closes once the answer is through.
+      stream.end();
       lines.push('connection: close');
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      // pipe() ends the connection after the answer's last byte; destroying it on 'close'
+      // instead could drop bytes still being written (an answer that came with its head).
       stream.pipe(socket);
-      stream.on('close', () => socket.destroy());
+      stream.on('close', () => {
+        if (stream.errored) socket.destroy();
+      });
       return x.finish(head.status, { upgrade: protocol });
     }
     lines.push('connection: Upgrade');

@@ -13,6 +13,14 @@ export interface GatewayClientFlags {
   gatewayKeyPath?: string | undefined;
   gatewayCaPath?: string | undefined;
   gatewayServerName?: string | undefined;
+  /** Persistent links to each gateway. */
+  gatewayLinks: number;
+  /** How often routes are compared with the presence store, in ms. */
+  gatewayRouteReconcileInterval: number;
+  /** Response bytes all links may hold for readers together. */
+  gatewayLinkBufferBudget: number;
+  /** Age after which a link takes no new streams, in ms. */
+  gatewayLinkMaxAge: number;
 }
 
 /** What is missing for reaching gateways (each proxy's config validation reports it). */
@@ -63,6 +71,10 @@ export async function startRouterFromFlags(
     logger: deps.logger.child({ component: 'router' }),
     credentials: gatewayCredentials(f),
     routeTimeoutMs: f.requestTimeout,
+    linksPerGateway: f.gatewayLinks,
+    reconcileIntervalMs: f.gatewayRouteReconcileInterval,
+    linkBufferBudgetBytes: f.gatewayLinkBufferBudget,
+    linkMaxAgeMs: f.gatewayLinkMaxAge,
     ...(deps.registry ? { registry: deps.registry } : {}),
     ...(deps.local ? { local: deps.local } : {}),
     ...(f.gatewayServerName ? { serverNameOverride: f.gatewayServerName } : {}),

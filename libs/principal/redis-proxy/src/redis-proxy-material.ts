@@ -112,6 +112,7 @@ export async function openRedisProxyMaterial(
     const listener = source
       ? await set.open(
           keyPairSpec('the redis proxy listener certificate', {
+            kind: 'server',
             files,
             secret:
               source === 'secret'
@@ -126,6 +127,7 @@ export async function openRedisProxyMaterial(
       source && c.tlsClientCaPath
         ? await set.open(
             caBundleSpec('the CA of client certificates', {
+              kind: 'client-ca',
               file: c.tlsClientCaPath,
               required: true,
               fileOptions: '--tls-client-ca-path',
@@ -135,6 +137,7 @@ export async function openRedisProxyMaterial(
     const redisCa = wantsRedisCa
       ? await set.open(
           caBundleSpec("the principal Redis' CA", {
+            kind: 'redis-ca',
             file: c.redisCaPath,
             secret: set.secret(c.redisCaSecretName, '--redis-ca-secret-name', ['ca.crt']),
             required: c.redisCaPath !== undefined,

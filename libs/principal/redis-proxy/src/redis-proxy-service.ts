@@ -68,6 +68,7 @@ export function createRedisProxyService(
     { ...deps, name: 'redis-proxy' },
     async (router, bus) => {
       const material = await openRedisProxyMaterial(c, logger);
+      material.observe(registry, 'redis-proxy');
       // New connections to the principal Redis read the CA from here: a rotation applies to them.
       const principalTls: { ca?: Buffer; insecure?: boolean } = {
         ...(material.redisCa?.current ? { ca: material.redisCa.current } : {}),

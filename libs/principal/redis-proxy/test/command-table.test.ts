@@ -1,3 +1,4 @@
+import { AGENT_COMMANDS } from '@pullplane/redis-common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeOf } from '../src/command-routing.js';
 import { type KeySpec, someKey } from '../src/commands/spec.js';
@@ -55,6 +56,11 @@ describe('the command table', () => {
     // A command whose keys are all arguments says how its destinations' answers are merged.
     for (const s of specs)
       if (s.agent) expect(s.agent.merge !== undefined, s.name).toBe(s.agent.keys === 'all');
+  });
+
+  it('routes to agents exactly the commands an agent runs, by the rules it runs them by', () => {
+    const routed = new Map(specs.flatMap((s) => (s.agent ? [[s.name, s.agent] as const] : [])));
+    expect(routed).toEqual(new Map(AGENT_COMMANDS));
   });
 
   it('gives a local answer only where one can run, and at most one way of handling each command', () => {

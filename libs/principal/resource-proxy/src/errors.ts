@@ -40,7 +40,7 @@ export const ResourceProxyErrors = defineErrors('@pullplane/resource-proxy', {
     code: 'RESOURCE_PROXY_UNSUPPORTED',
     status: 400,
     reason: 'BadRequest',
-    message: 'exec, attach and port-forward are not supported through the resource proxy',
+    message: 'only exec, attach and port-forward requests are upgraded, and only to WebSocket or SPDY/3.1',
   },
   TOO_LARGE: {
     code: 'RESOURCE_PROXY_TOO_LARGE',

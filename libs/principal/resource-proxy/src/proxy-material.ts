@@ -83,6 +83,7 @@ export async function openProxyMaterial(
     const serverTls = needTls
       ? await set.open(
           keyPairSpec('the resource proxy server certificate', {
+            kind: 'server',
             files: { cert: c.resourceProxyCertPath, key: c.resourceProxyKeyPath },
             secret: set.secret(c.resourceProxySecretName, '--resource-proxy-secret-name'),
             required: true,
@@ -95,6 +96,7 @@ export async function openProxyMaterial(
       needTls && (!mesh || c.resourceProxyCaPath)
         ? await set.open(
             caBundleSpec('the CA of caller certificates', {
+              kind: 'client-ca',
               file: c.resourceProxyCaPath,
               secret: set.secret(c.resourceProxyCaSecretName, '--resource-proxy-ca-secret-name'),
               required: c.resourceProxyCaPath !== undefined,
@@ -106,6 +108,7 @@ export async function openProxyMaterial(
       !mesh || c.tokenKeyPath
         ? await set.open(
             signingKeySpec('the caller token key', {
+              kind: 'token-key',
               file: c.tokenKeyPath,
               secret: set.secret(c.jwtSecretName, '--jwt-secret-name'),
               required: c.tokenKeyPath !== undefined || c.adoptArgocdAgentClusters,

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { argocdAgentResourceProxyMetrics } from './argocd-agent-metrics.js';
 import type { ProxyErrorName } from './errors.js';
 import type { ResolvedTarget } from './request-target.js';
+import { sessionFields } from './session-audit.js';
 
 /** How the resource proxy counts and audits its exchanges. */
 export interface ResourceProxyMetrics {
@@ -18,7 +19,8 @@ export interface ResourceProxyMetrics {
 /**
  * `resource_proxy_*` and argocd-agent's `argocd_principal_resource_proxy_*` series, and one
  * audit line per request: at debug, except for refusals and failures, which stay at info (rare,
- * and what an operator investigates).
+ * and what an operator investigates), and exec, attach and port-forward sessions, which are
+ * always audited (who, which agent, pod, container and command, how long, bytes each way).
  */
 export function resourceProxyMetrics(
   registry: Registry,
@@ -56,10 +58,13 @@ export function resourceProxyMetrics(
       // the stream itself: not the agent's failure.
       if (r.accepted && target?.agent && r.failure && !r.cancelled)
         compat.failed(target.agent, r.failure as ProxyErrorName | 'MID_BODY');
-      const level = status === 401 || status === 403 || status >= 500 || r.error ? 'info' : 'debug';
+      const session = r.upgrade !== undefined && target?.path ? sessionFields(target.path) : undefined;
+      const level =
+        session || status === 401 || status === 403 || status >= 500 || r.error ? 'info' : 'debug';
       if (!log.isLevelEnabled(level)) return;
       log[level](
         {
+          ...session,
           requestId: r.requestId,
           ...r.trace,
           caller: target?.caller,
@@ -73,7 +78,7 @@ export function resourceProxyMetrics(
           durationMs: r.durationMs,
           ...(r.error !== undefined ? { error: r.error } : {}),
         },
-        'resource proxy request',
+        session ? `resource proxy ${session.session} session` : 'resource proxy request',
       );
     },
   };

@@ -44,6 +44,7 @@ export function createResourceProxyService(
         forgetToken: (jti) => material?.cachedTokens?.forgetToken(jti),
       });
       const opened = await openProxyMaterial(c, method.kind === 'header', revocations.denyList, logger);
+      opened.observe(registry, 'resource-proxy');
       material = opened;
       if (
         method.kind === 'mtls' &&

@@ -6,7 +6,14 @@ import { isStreaming, requestHeaderRule } from './request-headers.js';
 import { type CallerAuthOptions, type ResolvedTarget, resolveTarget } from './request-target.js';
 import type { ResourceProxyMetrics } from './resource-metrics.js';
 
-const UNSUPPORTED_SUBRESOURCE = /\/pods\/[^/]+\/(exec|attach|portforward)(\?|$)/;
+const STREAM_SUBRESOURCE = /\/pods\/[^/?]+\/(exec|attach|portforward)(\?|$)/;
+
+/** The upgrades the API server serves for exec, attach and port-forward. */
+function streamUpgrade(req: IncomingMessage): boolean {
+  const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
+  if (upgrade !== 'websocket' && !upgrade.split(',').some((p) => p.trim() === 'spdy/3.1')) return false;
+  return STREAM_SUBRESOURCE.test((req.url ?? '').split('?', 1)[0]!);
+}
 
 export interface ResourceRouteOptions {
   auth: CallerAuthOptions;
@@ -18,8 +25,10 @@ export interface ResourceRouteOptions {
 /**
  * What the resource proxy adds to the front: the caller and agent from the path, token,
  * certificate or mesh identity (`resolveTarget`); Kubernetes API requests as `http` streams;
- * watches and followed logs without a head deadline; no upgrades yet (exec, attach and
- * port-forward are refused).
+ * watches and followed logs without a head deadline; exec, attach and port-forward as
+ * upgrades (WebSocket or SPDY/3.1) that the agent performs against its API server, the
+ * bytes after the 101 passed through raw. Other upgrades are refused before any credential
+ * is looked at.
  */
 export function resourceRoute(o: ResourceRouteOptions): ProxyRoute<ResolvedTarget, ProxyErrorName> {
   const impersonators = new Set(o.impersonators);
@@ -29,7 +38,7 @@ export function resourceRoute(o: ResourceRouteOptions): ProxyRoute<ResolvedTarge
     proxy: 'resource',
     failures: RESOURCE_PROXY_FAILURES,
     answer: resourceProxyAnswer,
-    screenUpgrade: () => ({ name: 'UNSUPPORTED' }),
+    screenUpgrade: (req) => (streamUpgrade(req) ? undefined : { name: 'UNSUPPORTED' }),
     async accept(req: IncomingMessage) {
       const resolved = await resolveTarget(req, o.auth);
       if (!resolved.ok) return resolved;
@@ -39,13 +48,20 @@ export function resourceRoute(o: ResourceRouteOptions): ProxyRoute<ResolvedTarge
       return { ok: true, target, headers: forwardedHeaders(req, strip) };
     },
     admit(req, target) {
-      // An Upgrade header without `Connection: upgrade` reaches here rather than screenUpgrade.
-      if (UNSUPPORTED_SUBRESOURCE.test(target.path) || req.headers.upgrade) return { name: 'UNSUPPORTED' };
+      // Reached by upgrades screenUpgrade let through, and by plain requests: exec, attach and
+      // port-forward without an upgrade, or an Upgrade header without `Connection: upgrade`.
+      const upgrading = req.headers.connection !== undefined && /\bupgrade\b/i.test(req.headers.connection);
+      if (upgrading && streamUpgrade(req)) return undefined;
+      if (STREAM_SUBRESOURCE.test(target.path) || req.headers.upgrade)
+        return {
+          name: 'UNSUPPORTED',
+          detail: 'exec, attach and port-forward are requests that upgrade to WebSocket or SPDY/3.1',
+        };
       return undefined;
     },
-    head: (req, target, headers) => ({
+    head: (req, target, headers, upgrade) => ({
       case: 'http',
-      value: { method: req.method ?? 'GET', path: target.path, headers },
+      value: { method: req.method ?? 'GET', path: target.path, headers, upgrade },
     }),
     streaming: (target) => isStreaming(target.path),
     flushHead: (target) => isStreaming(target.path),

@@ -149,23 +149,82 @@ describe('the route deadline', () => {
 });
 
 describe('upgrades', () => {
-  it('refuses exec, attach and port-forward upgrades with 400 before any credential, and opens nothing', async () => {
+  const send = async (text: string) => {
     const { connect } = await import('node:net');
-    opened.length = 0;
     const socket = connect(proxy.port, '127.0.0.1');
     let got = '';
     socket.on('data', (d: Buffer) => {
       got += d.toString('latin1');
     });
     const closed = new Promise((r) => socket.once('close', r));
+    socket.write(text);
+    await closed;
+    return {
+      head: got.slice(0, got.indexOf('\r\n\r\n')),
+      body: JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)),
+    };
+  };
+
+  it('refuses upgrades other than exec, attach and port-forward over WebSocket or SPDY/3.1 with 400 before any credential, and opens nothing', async () => {
+    opened.length = 0;
+    for (const [line, upgrade] of [
+      ['POST /clusters/agent-a/api/v1/namespaces/demo/pods/p/exec?command=sh', 'h2c'],
+      ['GET /clusters/agent-a/api/v1/namespaces/demo/pods', 'websocket'],
+      ['GET /clusters/agent-a/api/v1/namespaces/demo/pods/p/log', 'SPDY/3.1'],
+    ]) {
+      const { head, body } = await send(
+        `${line} HTTP/1.1\r\nhost: proxy\r\nconnection: Upgrade\r\nupgrade: ${upgrade}\r\n\r\n`,
+      );
+      expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+      expect(body.details.causes[0].reason).toBe('RESOURCE_PROXY_UNSUPPORTED');
+    }
+    expect(opened).toHaveLength(0);
+  });
+
+  it('authenticates an exec upgrade like any request: no credentials, 401 and nothing opened', async () => {
+    opened.length = 0;
+    const { head, body } = await send(
+      'GET /clusters/agent-a/api/v1/namespaces/demo/pods/p/exec?command=sh&stdout=true HTTP/1.1\r\nhost: proxy\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-protocol: v5.channel.k8s.io\r\n\r\n',
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(body.details.causes[0].reason).toBe('RESOURCE_PROXY_NO_CREDENTIALS');
+    expect(opened).toHaveLength(0);
+  });
+
+  it('forwards an exec upgrade with the protocol asked for, and relays the 101 and the bytes after it', async () => {
+    opened.length = 0;
+    answer = (s) => {
+      s.respond(101, [
+        { name: 'Upgrade', value: 'SPDY/3.1' },
+        { name: 'X-Stream-Protocol-Version', value: 'v4.channel.k8s.io' },
+      ]);
+      s.pipe(s);
+    };
+    const { connect } = await import('node:net');
+    const socket = connect(proxy.port, '127.0.0.1');
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.includes('\r\n\r\n') && !got.endsWith('ping')) socket.write('ping');
+      if (got.endsWith('ping')) socket.end();
+    });
+    const closed = new Promise((r) => socket.once('close', r));
     socket.write(
-      'POST /clusters/agent-a/api/v1/namespaces/demo/pods/p/exec?command=sh HTTP/1.1\r\nhost: proxy\r\nconnection: Upgrade\r\nupgrade: SPDY/3.1\r\n\r\n',
+      `POST /clusters/agent-a/api/v1/namespaces/demo/pods/p/exec?command=sh&stdin=true HTTP/1.1\r\nhost: proxy\r\nauthorization: Bearer ${caller}\r\nconnection: Upgrade\r\nupgrade: SPDY/3.1\r\nx-stream-protocol-version: v4.channel.k8s.io\r\n\r\n`,
     );
     await closed;
-    expect(got).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-    const body = JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4));
-    expect(body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
-    expect(body.details.causes[0].reason).toBe('RESOURCE_PROXY_UNSUPPORTED');
-    expect(opened).toHaveLength(0);
+    expect(got).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    expect(got).toMatch(/\r\nUpgrade: SPDY\/3\.1\r\n/);
+    expect(got).toMatch(/\r\nX-Stream-Protocol-Version: v4\.channel\.k8s\.io\r\n/);
+    expect(got.endsWith('\r\n\r\nping')).toBe(true);
+    const open = opened[0]!;
+    expect(open.head.case === 'http' && open.head.value.upgrade).toBe('SPDY/3.1');
+    expect(open.head.case === 'http' && open.head.value.path).toBe(
+      '/api/v1/namespaces/demo/pods/p/exec?command=sh&stdin=true',
+    );
+    const names = open.head.case === 'http' ? open.head.value.headers.map((h) => h.name.toLowerCase()) : [];
+    expect(names).toContain('x-stream-protocol-version');
+    expect(names).not.toContain('authorization');
   });
 });

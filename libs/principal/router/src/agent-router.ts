@@ -2,13 +2,22 @@ import { create } from '@bufbuild/protobuf';
 import type { ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import { type Open, OpenSchema } from '@pullplane/proto';
-import { Deadline, type OpenInit, TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import {
+  DEFAULT_SESSION_WINDOW_BUDGET,
+  Deadline,
+  type OpenInit,
+  TunnelError,
+  TunnelErrorCode,
+  type TunnelStream,
+  WindowBudget,
+} from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { agentNotConnected } from './errors.js';
 import { GatewayLink, gatewayClient } from './gateway-link.js';
 import { LinkPool } from './link-pool.js';
 import { LinkStream, type Route } from './link-stream.js';
+import { RouteTable } from './route-table.js';
 
 /** A gateway in this very process (single-process mode): no network hop. */
 export interface LocalGateway {
@@ -34,8 +43,30 @@ export interface AgentRouterOptions {
   maxChunkSize?: number;
   /** Persistent links kept to each gateway. Default 2. */
   linksPerGateway?: number;
+  /**
+   * Links older than this take no new streams (the next is dialled, reading `metadata` again)
+   * and close when their streams are done. Default 0: links live as long as they work.
+   */
+  linkMaxAgeMs?: number;
   /** Heartbeat on each link; one left unanswered until the next closes the link. Default 10 s. */
   linkPingIntervalMs?: number;
+  /**
+   * A request that heard nothing back by its deadline has its link probed: a ping unanswered
+   * within this long closes the link (a paused or partitioned gateway), so it is dialled again
+   * rather than held until the heartbeat notices. Default 2 s.
+   */
+  linkProbeTimeoutMs?: number;
+  /**
+   * How often the routing table is compared with the presence store, which drops routes whose
+   * records expired (expiry produces no watch event). Default 30 s; 0: never.
+   */
+  reconcileIntervalMs?: number;
+  /**
+   * Response bytes every link of this router may hold for readers together (what arrived and was
+   * not read yet, up to each stream's credit window): a stream whose data would take them past
+   * it is reset alone, and window growth is reserved in it. Default 64 MiB.
+   */
+  linkBufferBudgetBytes?: number;
   /** Where the router's metrics go. */
   registry?: Registry;
 }
@@ -70,12 +101,22 @@ const MAX_RESENDS_AFTER_LOST_LINK = 1;
 interface RouterMetrics {
   linksOpen: Gauge;
   linkRedials: Counter;
+  routesDropped: Counter<'how'>;
+  buffered: Gauge;
+  overBudget: Counter;
 }
 
-function routerMetrics(registry: Registry | undefined, open: () => number): RouterMetrics | undefined {
+function routerMetrics(
+  registry: Registry | undefined,
+  open: () => number,
+  budget: WindowBudget,
+): RouterMetrics | undefined {
   if (!registry) return undefined;
   const gaugeName = 'pullplane_router_gateway_links_open';
   const redialName = 'pullplane_router_gateway_link_redials_total';
+  const droppedName = 'pullplane_router_stale_routes_dropped_total';
+  const bufferedName = 'pullplane_router_link_buffered_bytes';
+  const overName = 'pullplane_router_link_budget_resets_total';
   return {
     linksOpen:
       (registry.getSingleMetric(gaugeName) as Gauge | undefined) ??
@@ -92,6 +133,31 @@ function routerMetrics(registry: Registry | undefined, open: () => number): Rout
       new Counter({
         name: redialName,
         help: 'Links to gateways dialled again after the previous one failed or was told to go away.',
+        registers: [registry],
+      }),
+    routesDropped:
+      (registry.getSingleMetric(droppedName) as Counter<'how'> | undefined) ??
+      new Counter({
+        name: droppedName,
+        help: 'Routes dropped because the presence store no longer had their record (expired), by how it was noticed: reconcile, route-failed.',
+        labelNames: ['how'],
+        registers: [registry],
+      }),
+    buffered:
+      (registry.getSingleMetric(bufferedName) as Gauge | undefined) ??
+      new Gauge({
+        name: bufferedName,
+        help: 'Response bytes held on gateway links for readers now (arrived, not yet read); at most the link buffer budget.',
+        registers: [registry],
+        collect() {
+          this.set(budget.outstanding);
+        },
+      }),
+    overBudget:
+      (registry.getSingleMetric(overName) as Counter | undefined) ??
+      new Counter({
+        name: overName,
+        help: 'Streams reset because their data would have taken the link buffer budget past its limit.',
         registers: [registry],
       }),
   };
@@ -114,29 +180,40 @@ function safeToRepeat(open: Open): boolean {
  * comes back, is sent to the gateway that holds it now.
  */
 export class AgentRouter {
-  private readonly table = new Map<string, PresenceRecord>();
+  private readonly table: RouteTable;
   private readonly clients = new Map<string, Client>();
   private readonly pools = new Map<string, LinkPool>();
   private readonly metrics: RouterMetrics | undefined;
-  private stopWatch: (() => void) | undefined;
   private stopped = false;
+  /** What every link of this router holds for readers, together. */
+  private readonly linkBudget: WindowBudget;
   private readonly onUnrouted = (s: LinkStream, reason: TunnelError, mayHaveReached: boolean) =>
     this.unrouted(s, reason, mayHaveReached);
 
   constructor(private readonly opts: AgentRouterOptions) {
-    this.metrics = routerMetrics(opts.registry, () => this.linksOpen);
+    this.linkBudget = new WindowBudget(opts.linkBufferBudgetBytes ?? 64 * 1024 * 1024);
+    this.metrics = routerMetrics(opts.registry, () => this.linksOpen, this.linkBudget);
+    this.table = new RouteTable({
+      bus: opts.bus,
+      logger: opts.logger,
+      reconcileIntervalMs: opts.reconcileIntervalMs ?? 30_000,
+      onDropped: (_agent, how) => this.metrics?.routesDropped.inc({ how }),
+      onReconciled: () => this.dropUnnamedPools(),
+    });
   }
 
   async start(): Promise<void> {
-    this.stopWatch = await this.opts.bus.presence.watch((ev) => {
-      if (ev.type === 'put') this.table.set(ev.record.agent, ev.record);
-      else this.table.delete(ev.agent);
-    });
+    await this.table.start();
+  }
+
+  /** Compares the routing table with the store now (also done every `reconcileIntervalMs`). */
+  reconcile(): Promise<number> {
+    return this.table.reconcile();
   }
 
   stop(): void {
     this.stopped = true;
-    this.stopWatch?.();
+    this.table.stop();
     for (const pool of this.pools.values())
       for (const link of pool.all) link.close(new TunnelError(TunnelErrorCode.CANCELLED, 'router stopped'));
     this.pools.clear();
@@ -149,7 +226,7 @@ export class AgentRouter {
   }
 
   agents(): PresenceRecord[] {
-    return [...this.table.values()];
+    return this.table.values();
   }
 
   /** Links to gateways open now (not closed, not going away). */
@@ -176,9 +253,46 @@ export class AgentRouter {
     if (local && record.gatewayId === local.gatewayId)
       return local.openLocal(agent, create(OpenSchema, { ...open, agent, streamId: 1 }));
     const stream = new LinkStream({ ...open, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
+    stream.ceiling = this.linkBudget;
+    stream.onOverCeiling = () => this.metrics?.overBudget.inc();
     const deadline = init.deadline ?? Deadline.after(this.opts.routeTimeoutMs ?? 10_000);
     this.send(stream, { address: record.internalAddress, sessionId: record.sessionId, deadline, resent: 0 });
+    // Without a deadline of its own, the request's answer is not bounded: only routing is.
+    this.watchDeadline(stream, deadline, init.routeOnly === true || !init.deadline);
     return stream;
+  }
+
+  /**
+   * A request that heard nothing back by its deadline fails then (unless the deadline bounds its
+   * routing only: `routeOnly`, or no deadline given and `routeTimeoutMs` used), whatever the link
+   * under it is doing; and that link is probed either way: a gateway that
+   * stopped answering (paused, partitioned: no closed socket tells) loses the link at once
+   * instead of keeping it, and every request sent on it, until the heartbeat notices.
+   */
+  private watchDeadline(stream: LinkStream, deadline: Deadline, routeOnly: boolean): void {
+    const cancel = deadline.onExpiry(() => {
+      if (stream.heardBack || stream.destroyed) return;
+      stream.link?.probe(this.opts.linkProbeTimeoutMs ?? 2_000);
+      if (!routeOnly)
+        stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${deadline.timeoutMs} ms`);
+    });
+    stream.once('close', cancel);
+  }
+
+  /**
+   * Links to gateways that no route names any more (gone from presence) are closed once they
+   * carry nothing, with their client.
+   */
+  private dropUnnamedPools(): void {
+    const named = this.table.addresses();
+    for (const [address, pool] of this.pools) {
+      if (named.has(address) || pool.all.some((l) => l.activeStreams > 0)) continue;
+      for (const link of pool.all)
+        link.close(new TunnelError(TunnelErrorCode.CANCELLED, 'gateway gone from presence'));
+      this.pools.delete(address);
+      this.clients.get(address)?.close();
+      this.clients.delete(address);
+    }
   }
 
   private send(stream: LinkStream, route: Route): void {
@@ -244,7 +358,13 @@ export class AgentRouter {
     this.opts.logger.info({ agent, gateway: failed.address }, 'route to agent failed; checking presence');
     const same = (r: PresenceRecord | undefined) =>
       !r || (refused && r.sessionId === failed.sessionId && r.internalAddress === failed.address);
-    const fresh = await this.opts.bus.presence.get(agent).catch(() => this.table.get(agent));
+    let asked = true;
+    const fresh = await this.opts.bus.presence.get(agent).catch(() => {
+      asked = false;
+      return this.table.get(agent);
+    });
+    // The store answered and has no record: the route is dead (expired without an event).
+    if (asked && !fresh) this.table.forget(agent, failed);
     if (same(fresh)) {
       // Give a reconnecting agent a moment: its new presence may be about to land.
       await new Promise((r) => setTimeout(r, 200)); // wait-ok: production back-off, not a test
@@ -265,6 +385,8 @@ export class AgentRouter {
           client: this.client(address),
           metadata: this.opts.metadata?.(),
           pingIntervalMs: this.opts.linkPingIntervalMs ?? 10_000,
+          maxAgeMs: this.opts.linkMaxAgeMs,
+          windowBudget: new WindowBudget(DEFAULT_SESSION_WINDOW_BUDGET, this.linkBudget),
           onClosed: (link, reason) =>
             this.opts.logger.info(
               { gateway: link.address, reason: reason.message },

@@ -14,7 +14,13 @@ import {
   GATEWAY_LINK_PATH,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
-import { duplexFrameSink, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
+import {
+  duplexFrameSink,
+  Multiplexer,
+  TunnelError,
+  TunnelErrorCode,
+  type WindowBudget,
+} from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
 
 /** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
@@ -67,6 +73,13 @@ export interface GatewayLinkOptions {
   metadata?: Metadata | undefined;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
   pingIntervalMs: number;
+  /** Where the link's window growth is reserved and its buffered bytes counted (the router's, per link). */
+  windowBudget?: WindowBudget | undefined;
+  /**
+   * After this long the link takes no new streams (the next is dialled, with metadata read
+   * again: a rotated token) and closes once its streams are done. 0: never.
+   */
+  maxAgeMs?: number | undefined;
   onClosed: (link: GatewayLink, reason: TunnelError) => void;
 }
 
@@ -83,6 +96,10 @@ export class GatewayLink {
   private closedWith: TunnelError | undefined;
   private readonly pingTimer: NodeJS.Timeout;
   private awaitingPong = false;
+  private pongs = 0;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private retireTimer: NodeJS.Timeout | undefined;
+  private retired = false;
 
   constructor(private readonly opts: GatewayLinkOptions) {
     const call = opts.client.makeBidiStreamRequest<Frame, Frame>(
@@ -107,6 +124,13 @@ export class GatewayLink {
     );
     this.pingTimer = setInterval(() => this.heartbeat(), opts.pingIntervalMs);
     this.pingTimer.unref();
+    if (opts.maxAgeMs && opts.maxAgeMs > 0) {
+      this.retireTimer = setTimeout(() => {
+        this.retired = true;
+        this.closeIfRetiredAndIdle();
+      }, opts.maxAgeMs);
+      this.retireTimer.unref();
+    }
   }
 
   get address(): string {
@@ -115,7 +139,7 @@ export class GatewayLink {
 
   /** Takes new streams: not closed, not told to go away. */
   get usable(): boolean {
-    return !this.closedWith && !this.mux?.isGoingAway;
+    return !this.closedWith && !this.mux?.isGoingAway && !this.retired;
   }
 
   get activeStreams(): number {
@@ -125,6 +149,7 @@ export class GatewayLink {
   /** Sends a link stream's Open on this link (at once, or with the Welcome). Throws a TunnelError when it cannot. */
   attach(stream: LinkStream): void {
     if (this.closedWith) throw this.closedWith;
+    stream.link = this;
     if (this.mux) this.mux.attach(stream);
     else this.waiting.push(stream);
   }
@@ -153,9 +178,11 @@ export class GatewayLink {
       // One link carries streams to every agent of the gateway (watches stay open for hours):
       // the per-agent cap is the agent tunnel's, the gateway's answer to too many is a Reset.
       maxConcurrentStreams: LINK_MAX_CONCURRENT_STREAMS,
+      ...(this.opts.windowBudget ? { windowBudget: this.opts.windowBudget } : {}),
     });
     mux.on('pong', () => {
       this.awaitingPong = false;
+      this.pongs++;
     });
     this.mux = mux;
     this.awaitingPong = false;
@@ -171,7 +198,39 @@ export class GatewayLink {
     }
   }
 
+  /**
+   * Asks the gateway for a Pong now; none within `timeoutMs` (or no Welcome yet) closes the link.
+   * A request that heard nothing by its deadline calls this: a slow agent leaves the gateway
+   * answering, a paused or partitioned gateway does not.
+   */
+  probe(timeoutMs: number): void {
+    if (this.closedWith || this.probeTimer) return;
+    const pongs = this.pongs;
+    this.mux?.ping();
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      if (this.pongs === pongs)
+        this.close(
+          new TunnelError(
+            TunnelErrorCode.UNAVAILABLE,
+            `gateway ${this.opts.address} did not answer on the link within ${timeoutMs} ms of a request's deadline`,
+          ),
+        );
+    }, timeoutMs);
+    this.probeTimer.unref();
+  }
+
+  /** A retired link closes once nothing runs on it (checked at retirement and each heartbeat). */
+  private closeIfRetiredAndIdle(): boolean {
+    if (!this.retired || this.activeStreams > 0) return false;
+    this.close(
+      new TunnelError(TunnelErrorCode.CANCELLED, `link to gateway ${this.opts.address} retired by age`),
+    );
+    return true;
+  }
+
   private heartbeat(): void {
+    if (this.closeIfRetiredAndIdle()) return;
     if (this.awaitingPong) {
       this.close(
         new TunnelError(
@@ -193,6 +252,8 @@ export class GatewayLink {
     if (this.closedWith) return;
     this.closedWith = reason;
     clearInterval(this.pingTimer);
+    clearTimeout(this.probeTimer);
+    clearTimeout(this.retireTimer);
     const waiting = this.waiting;
     this.waiting = [];
     this.mux?.close(reason);

@@ -9,6 +9,7 @@ import {
   type OpenInit,
   TunnelError,
   TunnelErrorCode,
+  type WindowBudget,
 } from '@pullplane/tunnel';
 
 /** Where a stream was last sent, and until when it may be sent elsewhere. */
@@ -39,6 +40,15 @@ const EMPTY = new Uint8Array(0);
 export class LinkStream extends LogicalStream {
   /** Where it was last sent (set by the router). */
   route: Route | undefined;
+  /** The link it was last attached to (set by the link), probed when the stream's deadline passes unanswered. */
+  link: { probe(timeoutMs: number): void } | undefined;
+  /**
+   * The bytes every link stream of the process may hold for readers together (set by the
+   * router); data that would take them past it resets this stream alone.
+   */
+  ceiling: WindowBudget | undefined;
+  /** Told when the ceiling reset this stream (a metric). */
+  onOverCeiling: (() => void) | undefined;
 
   /** A body given in `init` is written like one written later: whatever fits goes inline in the Open. */
   constructor(
@@ -67,6 +77,17 @@ export class LinkStream extends LogicalStream {
       return;
     }
     super.receive(f);
+  }
+
+  protected override admit(bytes: number): boolean {
+    const over = this.ceiling?.wouldExceed(bytes);
+    if (!over) return true;
+    this.onOverCeiling?.();
+    this.reset(
+      TunnelErrorCode.UNAVAILABLE,
+      `the proxy's memory for responses on gateway links (${over.limit} bytes) is exhausted`,
+    );
+    return false;
   }
 
   /** A link lost under a stream that heard nothing back: the stream leaves it, to be sent again. */

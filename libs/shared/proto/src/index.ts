@@ -52,6 +52,8 @@ export {
   type Pong,
   ProtocolVersion,
   type RedisRequestHead,
+  type Registration,
+  RegistrationSchema,
   type Reset,
   ResetCode,
   type ResponseHead,

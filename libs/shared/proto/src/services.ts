@@ -20,7 +20,8 @@ export function encodeFrame(message: Frame): Buffer {
     case 'ping':
     case 'pong':
     case 'goAway':
-    case 'accepted': {
+    case 'accepted':
+    case 'registration': {
       const bytes = toBinary(FrameSchema, message);
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     }

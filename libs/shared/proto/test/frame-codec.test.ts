@@ -69,6 +69,14 @@ describe('frame codec', () => {
       }),
       frame({ case: 'data', value: { streamId: 7, chunk: Buffer.alloc(70_000, 3) } }),
       frame({
+        case: 'registration',
+        value: {
+          registered: true,
+          clusterSecret: 'argocd/cluster-east',
+          server: 'https://argocd-agent-resource-proxy.argocd.svc:9090/clusters/east',
+        },
+      }),
+      frame({
         case: 'responseHead',
         value: {
           streamId: 9,

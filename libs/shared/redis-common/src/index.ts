@@ -1,3 +1,4 @@
+export { AGENT_COMMANDS, type AgentCommand, agentCommand } from './agent-commands.js';
 export { type LocalName, PIPE, toClientName, toLocalName, UNDERSCORE } from './agent-key-names.js';
 export { connectRedis, type RedisEndpoint, readyEvent } from './redis-socket.js';
 export {

@@ -37,6 +37,7 @@ export {
   type OpsServerOptions,
 } from './ops-server.js';
 export { isSensitiveKey, REDACT_CENSOR, REDACT_TRUNCATED, redactSecrets } from './redact.js';
+export { type RequestLog, requestLog } from './request-log.js';
 export {
   DEFAULT_SHUTDOWN_GRACE_MS,
   type InstallShutdownOptions,

@@ -1,5 +1,6 @@
 export { clientNode, clientNodeLoaded } from './client-node.js';
 export { MaterialError, MaterialErrorCode, MaterialErrors } from './errors.js';
+export { FILE_WATCH_DEBOUNCE_MS, watchFiles } from './file-watch.js';
 export { type KubeAccessOptions, kubeApiConfigured, loadKubeAccess } from './kube-access.js';
 export {
   currentListenerTls,
@@ -9,7 +10,15 @@ export {
   type RotatingTls,
 } from './listener-material.js';
 export { type ListenerTls, listenerSecureContext } from './listener-tls.js';
-export { caBundle, certificatesIn, type KeyPair, keyPair, keyPem } from './material-parsers.js';
+export { observeMaterials } from './material-metrics.js';
+export {
+  caBundle,
+  certificatesIn,
+  earliestNotAfter,
+  type KeyPair,
+  keyPair,
+  keyPem,
+} from './material-parsers.js';
 export { type MaterialSet, type OpenedMaterials, openMaterials } from './material-set.js';
 export {
   caBundleSpec,

@@ -26,6 +26,15 @@ export function certificatesIn(pem: Buffer | string, where: string): string[] {
   return blocks;
 }
 
+/**
+ * The earliest notAfter of the certificates in `pem` (a chain or CA bundle expires, as far as
+ * its users are concerned, with its first certificate to expire).
+ */
+export function earliestNotAfter(pem: Buffer | string): Date {
+  const times = certificatesIn(pem, 'certificate').map((b) => Date.parse(new X509Certificate(b).validTo));
+  return new Date(Math.min(...times));
+}
+
 /** Checks that the key is a private key that belongs to the first certificate. */
 export function keyPair(cert: Buffer, key: Buffer, where: string): KeyPair {
   const [leaf] = certificatesIn(cert, `${where} (certificate)`);

@@ -1,5 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { observeMaterials } from './material-metrics.js';
 import { type Material, type MaterialSpec, openMaterial, SecretStore } from './material-source.js';
 
 /** Where a service's material is opened from, while it is being opened. */
@@ -21,6 +23,8 @@ export interface MaterialSet {
 export interface OpenedMaterials {
   /** Reads every file and Secret again (SIGHUP, a config-reload event). */
   reload(): Promise<void>;
+  /** Publishes the expiry, load time and reload failures of every piece, labelled `service`. */
+  observe(registry: Registry, service: string): void;
   stop(): void;
 }
 
@@ -54,6 +58,13 @@ export async function openMaterials<R extends object>(
     return Object.assign(result, {
       async reload() {
         await Promise.all(opened.map((m) => m.reload()));
+      },
+      observe(registry: Registry, service: string) {
+        observeMaterials(
+          opened.filter((m) => m.source !== 'none'),
+          registry,
+          service,
+        );
       },
       stop,
     });

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { MaterialError, MaterialErrorCode } from './errors.js';
-import { caBundle, type KeyPair, keyPair, keyPem } from './material-parsers.js';
+import { watchFiles } from './file-watch.js';
+import { caBundle, earliestNotAfter, type KeyPair, keyPair, keyPem } from './material-parsers.js';
 import { apiStatus, type SecretData, SecretWatch } from './secret-watch.js';
 
 /**
@@ -46,6 +47,10 @@ export class SecretStore {
 export interface MaterialSpec<T> {
   /** What it is, for messages: "the gateway's server certificate". */
   what: string;
+  /** Its role in the service, the `kind` label of its metrics: server, client, client-ca, token-key… */
+  kind: string;
+  /** When the value stops being valid (a certificate's notAfter); undefined when it never does. */
+  expiry?: ((value: T) => Date | undefined) | undefined;
   /** Set when files were given: read from them, never from the Secret. */
   files?: { paths: readonly string[]; parse: (contents: Buffer[]) => T } | undefined;
   secret?:
@@ -63,15 +68,22 @@ export interface MaterialSpec<T> {
   fileOptions: string;
 }
 
-/** TLS material or a key, kept current: files re-read on `reload()`, Secrets watched. */
+/** TLS material or a key, kept current: files and Secrets watched, both re-read on `reload()`. */
 export interface Material<T> {
   readonly what: string;
+  readonly kind: string;
   /** "files a, b" or "Secret ns/name". */
   readonly source: string;
   /** Undefined only for optional material that is absent. */
   readonly current: T | undefined;
+  /** When the current value expires (a certificate's earliest notAfter), if it does. */
+  readonly expiresAt: Date | undefined;
+  /** When the current value was read. */
+  readonly loadedAt: Date | undefined;
   /** Called with every new value after the first (rotation), never with an invalid one. */
   onChange(listener: (value: T) => void): void;
+  /** Called when a new value could not be used (the current one is kept). */
+  onFailure(listener: (err: unknown) => void): void;
   /** Reads the files or the Secret again now (SIGHUP, config-reload event). */
   reload(): Promise<void>;
   stop(): void;
@@ -84,35 +96,68 @@ export interface Material<T> {
  */
 export async function openMaterial<T>(spec: MaterialSpec<T>, logger: Logger): Promise<Material<T>> {
   const listeners: Array<(value: T) => void> = [];
+  const failureListeners: Array<(err: unknown) => void> = [];
   const log = logger.child({ material: spec.what });
   let current: T | undefined;
-  const publish = (value: T) => {
+  let loadedAt: Date | undefined;
+  const set = (value: T) => {
     current = value;
+    loadedAt = new Date();
+  };
+  const publish = (value: T) => {
+    set(value);
     for (const l of listeners) l(value);
   };
+  const fail = (err: unknown) => {
+    for (const l of failureListeners) l(err);
+  };
+  // Built by a function so `current` and friends stay getters (a spread would copy their values).
+  const common = (rest: Pick<Material<T>, 'source' | 'reload' | 'stop'>): Material<T> => ({
+    ...rest,
+    what: spec.what,
+    kind: spec.kind,
+    get current() {
+      return current;
+    },
+    get expiresAt() {
+      return current === undefined ? undefined : spec.expiry?.(current);
+    },
+    get loadedAt() {
+      return loadedAt;
+    },
+    onChange: (l: (value: T) => void) => void listeners.push(l),
+    onFailure: (l: (err: unknown) => void) => void failureListeners.push(l),
+  });
 
   if (spec.files) {
     const files = spec.files;
-    const read = async () =>
-      files.parse(await Promise.all(files.paths.map((p) => readFileOrThrow(p, spec.what))));
-    current = await read();
-    return {
-      what: spec.what,
-      source: `files ${files.paths.join(', ')}`,
-      get current() {
-        return current;
-      },
-      onChange: (l) => void listeners.push(l),
-      async reload() {
-        try {
-          publish(await read());
-          log.info('reloaded from files');
-        } catch (err) {
-          log.error({ err: String(err) }, 'could not reload; keeping the current material');
-        }
-      },
-      stop() {},
+    let fingerprint = '';
+    const read = async () => {
+      const contents = await Promise.all(files.paths.map((p) => readFileOrThrow(p, spec.what)));
+      return { fingerprint: Buffer.concat(contents).toString('base64'), contents };
     };
+    const first = await read();
+    set(files.parse(first.contents));
+    fingerprint = first.fingerprint;
+    /** `always`: SIGHUP re-applies even unchanged files; the watch only applies changes. */
+    const reread = async (always: boolean) => {
+      try {
+        const next = await read();
+        if (!always && next.fingerprint === fingerprint) return;
+        fingerprint = next.fingerprint;
+        publish(files.parse(next.contents));
+        log.info({ files: files.paths }, 'reloaded from files');
+      } catch (err) {
+        log.error({ files: files.paths, err: String(err) }, 'could not reload; keeping the current material');
+        fail(err);
+      }
+    };
+    const unwatch = watchFiles(files.paths, () => void reread(false), log);
+    return common({
+      source: `files ${files.paths.join(', ')}`,
+      reload: () => reread(true),
+      stop: unwatch,
+    });
   }
 
   const secret = spec.secret;
@@ -137,7 +182,7 @@ export async function openMaterial<T>(spec: MaterialSpec<T>, logger: Logger): Pr
     if (spec.required) throw missing(spec, `${where} (${secret.option}) does not exist`);
     log.info({ secret: where }, 'secret absent; feature off until it is created');
   } else {
-    current = secret.parse(data, where);
+    set(secret.parse(data, where));
   }
   const apply = (next: SecretData) => {
     if (next === undefined) {
@@ -152,16 +197,12 @@ export async function openMaterial<T>(spec: MaterialSpec<T>, logger: Logger): Pr
         { secret: where, err: String(err) },
         'secret changed to something unusable; keeping the current material',
       );
+      fail(err);
     }
   };
   watch.on('change', apply);
-  return {
-    what: spec.what,
+  return common({
     source: where,
-    get current() {
-      return current;
-    },
-    onChange: (l) => void listeners.push(l),
     async reload() {
       try {
         await watch.refresh();
@@ -173,21 +214,25 @@ export async function openMaterial<T>(spec: MaterialSpec<T>, logger: Logger): Pr
       }
     },
     stop: () => void watch.off('change', apply),
-  };
+  });
 }
 
 function absent<T>(spec: MaterialSpec<T>): Material<T> {
   return {
     what: spec.what,
+    kind: spec.kind,
     source: 'none',
     current: undefined,
+    expiresAt: undefined,
+    loadedAt: undefined,
     onChange() {},
+    onFailure() {},
     async reload() {},
     stop() {},
   };
 }
 
-function missing(spec: MaterialSpec<unknown>, why: string): MaterialError {
+function missing(spec: { what: string; fileOptions: string }, why: string): MaterialError {
   return new MaterialError(MaterialErrorCode.NOT_FOUND, `${spec.what}: ${why}; give ${spec.fileOptions}`);
 }
 
@@ -212,6 +257,8 @@ export function secretKey(data: Readonly<Record<string, Buffer>>, key: string, w
 export function keyPairSpec(
   what: string,
   opts: {
+    /** The `kind` label: server, client. */
+    kind: string;
     files: { cert: string | undefined; key: string | undefined };
     secret?: { store: SecretStore; name: string; option: string } | undefined;
     required: boolean;
@@ -221,6 +268,8 @@ export function keyPairSpec(
   const { cert, key } = opts.files;
   return {
     what,
+    kind: opts.kind,
+    expiry: (p) => earliestNotAfter(p.cert),
     required: opts.required,
     fileOptions: opts.fileOptions,
     ...(cert && key
@@ -247,6 +296,8 @@ const CA_KEYS: readonly string[] = ['ca.crt', 'tls.crt'];
 export function caBundleSpec(
   what: string,
   opts: {
+    /** The `kind` label: ca, client-ca, redis-ca. */
+    kind: string;
     file: string | undefined;
     /** `keys` default to ca.crt and tls.crt. */
     secret?: { store: SecretStore; name: string; option: string; keys?: readonly string[] } | undefined;
@@ -256,6 +307,8 @@ export function caBundleSpec(
 ): MaterialSpec<Buffer> {
   return {
     what,
+    kind: opts.kind,
+    expiry: earliestNotAfter,
     required: opts.required,
     fileOptions: opts.fileOptions,
     ...(opts.file
@@ -295,6 +348,8 @@ export function caBundleSpec(
 export function signingKeySpec(
   what: string,
   opts: {
+    /** The `kind` label: token-key, registration-key. */
+    kind: string;
     file: string | undefined;
     secret?: { store: SecretStore; name: string; option: string; key?: string } | undefined;
     required: boolean;
@@ -303,6 +358,7 @@ export function signingKeySpec(
 ): MaterialSpec<string> {
   return {
     what,
+    kind: opts.kind,
     required: opts.required,
     fileOptions: opts.fileOptions,
     ...(opts.file

@@ -30,11 +30,21 @@ async function fileMaterial() {
   };
   const first = await write();
   const pair = await openMaterial(
-    keyPairSpec('the listener pair', { files: paths, required: true, fileOptions: '--tls-cert-path' }),
+    keyPairSpec('the listener pair', {
+      kind: 'server',
+      files: paths,
+      required: true,
+      fileOptions: '--tls-cert-path',
+    }),
     logger,
   );
   const clientCa = await openMaterial(
-    caBundleSpec('the callers CA', { file: paths.ca, required: false, fileOptions: '--client-ca-path' }),
+    caBundleSpec('the callers CA', {
+      kind: 'ca',
+      file: paths.ca,
+      required: false,
+      fileOptions: '--client-ca-path',
+    }),
     logger,
   );
   const reloads: string[] = [];

@@ -51,6 +51,7 @@ describe('openMaterials', () => {
     const m = await openMaterials({ kubeConfig, namespace: 'argocd', logger }, async (set) => ({
       pair: await set.open(
         keyPairSpec('the server certificate', {
+          kind: 'server',
           files: { cert, key },
           required: true,
           fileOptions: '--tls-cert',
@@ -58,6 +59,7 @@ describe('openMaterials', () => {
       ),
       ca: await set.open(
         caBundleSpec('the CA', {
+          kind: 'ca',
           file: undefined,
           secret: set.secret('argocd-agent-ca', '--tls-ca-secret-name', ['ca.crt']),
           required: true,
@@ -81,6 +83,7 @@ describe('openMaterials', () => {
     const err = await openMaterials({ kubeConfig, namespace: 'argocd', logger }, async (set) => ({
       ca: await set.open(
         caBundleSpec('the CA', {
+          kind: 'ca',
           file: undefined,
           secret: set.secret('argocd-agent-ca', '--tls-ca-secret-name'),
           required: true,
@@ -89,6 +92,7 @@ describe('openMaterials', () => {
       ),
       key: await set.open(
         signingKeySpec('the token key', {
+          kind: 'token-key',
           file: undefined,
           secret: set.secret('no-such-jwt', '--jwt-secret-name'),
           required: true,
@@ -108,6 +112,7 @@ describe('openMaterials', () => {
       return {
         ca: await set.open(
           caBundleSpec('the CA', {
+            kind: 'ca',
             file: undefined,
             secret: set.secret('argocd-agent-ca', '--tls-ca-secret-name'),
             required: true,

@@ -67,6 +67,7 @@ describe('openMaterial', () => {
     const before = secretRequests();
     const m = await openMaterial(
       keyPairSpec('server certificate', {
+        kind: 'server',
         files: { cert, key },
         secret: { store, name: 'argocd-agent-principal-tls', option: '--tls-secret-name' },
         required: true,
@@ -85,6 +86,7 @@ describe('openMaterial', () => {
     await put('rotating-tls', { 'tls.crt': first.certPem, 'tls.key': first.keyPem });
     const m = await openMaterial(
       keyPairSpec('server certificate', {
+        kind: 'server',
         files: { cert: undefined, key: undefined },
         secret: { store, name: 'rotating-tls', option: '--tls-secret-name' },
         required: true,
@@ -114,6 +116,7 @@ describe('openMaterial', () => {
   it('refuses to start without required material, naming the Secret and the file options', async () => {
     const err = await openMaterial(
       keyPairSpec('the gateway server certificate', {
+        kind: 'server',
         files: { cert: undefined, key: undefined },
         secret: { store, name: 'argocd-agent-principal-tls-missing', option: '--tls-secret-name' },
         required: true,
@@ -131,6 +134,7 @@ describe('openMaterial', () => {
   it('leaves optional material off while its Secret is absent and picks it up when created', async () => {
     const m = await openMaterial(
       signingKeySpec('token key', {
+        kind: 'token-key',
         file: undefined,
         secret: { store, name: 'argocd-agent-jwt-later', option: '--jwt-secret-name' },
         required: false,
@@ -154,6 +158,7 @@ describe('openMaterial', () => {
     });
     const m = await openMaterial(
       caBundleSpec('client CA', {
+        kind: 'ca',
         file: undefined,
         secret: {
           store,
@@ -178,6 +183,7 @@ describe('openMaterial', () => {
     server.setRbac('system:anonymous', []);
     const err = await openMaterial(
       signingKeySpec('token key', {
+        kind: 'token-key',
         file: undefined,
         secret: { store, name: 'argocd-agent-jwt-forbidden', option: '--jwt-secret-name' },
         required: true,

@@ -203,6 +203,20 @@ export class LogicalStream extends Duplex implements TunnelStream, StreamEntry {
     return this.responded;
   }
 
+  /**
+   * Whether `bytes` more (within the stream's credit) may be held for its reader. The credit
+   * window bounds each stream; a subclass bounding many streams together says no, after
+   * resetting the stream, when they would hold too much.
+   */
+  protected admit(_bytes: number): boolean {
+    return true;
+  }
+
+  /** Anything came back from the peer (an answer, credit, a reset). */
+  get heardBack(): boolean {
+    return this.heard;
+  }
+
   /** Initiator that has heard nothing back yet: its Open can still be sent elsewhere. */
   get unanswered(): boolean {
     return this.opts.initiator && !this.heard && !this.destroyed;
@@ -342,6 +356,7 @@ export class LogicalStream extends Duplex implements TunnelStream, StreamEntry {
       );
       return;
     }
+    if (chunk.byteLength > 0 && !this.admit(chunk.byteLength)) return;
     if (chunk.byteLength > 0) {
       this.receivedTotal += chunk.byteLength;
       this.host.budget.track(chunk.byteLength);

@@ -12,6 +12,7 @@ import {
   OpenSchema,
   PROTOCOL_VERSION_MAX,
   ProtocolVersion,
+  type Registration,
   resetFrame,
   streamIdOf,
 } from '@pullplane/proto';
@@ -85,6 +86,8 @@ export type OpenInit = Omit<Exclude<MessageInitShape<typeof OpenSchema>, Open>, 
 
 export interface MultiplexerEvents {
   goaway: [GoAway];
+  /** The gateway says whether the agent's cluster is registered (agents that announce it). */
+  registration: [Registration];
   pong: [rttMs: number];
   ping: [];
   closed: [TunnelError];
@@ -421,6 +424,9 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
       case 'goAway':
         this.goingAway = true;
         this.emit('goaway', k.value);
+        return;
+      case 'registration':
+        this.emit('registration', k.value);
         return;
       default:
         // hello/welcome belong to the handshake, before the multiplexer exists.

@@ -23,6 +23,8 @@ export interface FleetOptions {
   heartbeatIntervalMs: number;
   logger: Logger;
   agentVersion?: string;
+  /** exec, attach and port-forward on every agent (off unless given, as on a real agent). */
+  exec?: AgentOptions['exec'];
   /** Extra stream handlers per agent (e.g. the redis executor). */
   handlersFor?: (name: string) => AgentOptions['handlers'];
 }
@@ -69,6 +71,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       keepAlivePingIntervalMs: 0,
       ...(cluster ? { kubeConfig: kubeConfigFor(cluster) } : {}),
       enableResourceProxy: cluster !== undefined,
+      ...(opts.exec ? { exec: opts.exec } : {}),
       logger: opts.logger.child({ agent: name }),
       ...(opts.handlersFor ? { handlers: opts.handlersFor(name) } : {}),
     });

@@ -15,10 +15,17 @@ export {
   manifestsToYaml,
 } from './argocd-agent/install.js';
 export {
+  type ArgoClusterSecret,
+  type ArgoTerminal,
+  type ArgoTerminalOptions,
+  openArgoTerminal,
+} from './argocd-terminal.js';
+export {
   AGENT_SERVICE_ACCOUNT_USER,
   addCustomResource,
   buildKubeconfig,
   type CustomResourceOptions,
+  downloadPattern,
   type FakeKubeApiServer,
   type FakeKubeApiServerOptions,
   type FakeKubeStore,
@@ -27,12 +34,15 @@ export {
   type FaultHook,
   type FaultRequest,
   FULL_ACCESS_RULES,
+  httpGet,
   type KubeconfigOptions,
   type KubectlOptions,
   type KubectlResult,
   type KubectlStream,
   type KubeObject,
   kubectlInvocation,
+  kubectlOnTerminal,
+  liveBytes,
   type ObjectRef,
   type PodPortTarget,
   type PolicyRule,
@@ -47,6 +57,7 @@ export {
   seedArgoDemo,
   spawnKubectl,
   startFakeKubeApiServer,
+  type TerminalKubectl,
   type TerminalSize,
 } from './kube/index.js';
 export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
@@ -60,6 +71,11 @@ export {
   type NatsRole,
   startLockedNatsServer,
 } from './launchers/locked-nats-server.js';
+export {
+  type NatsClusterHandle,
+  type NatsClusterOptions,
+  startNatsCluster,
+} from './launchers/nats-cluster.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
 export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';
 export {

@@ -2,10 +2,8 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectlInvocation, makeTempDir, runKubectl, spawnKubectl } from '../src/index.js';
+import { kubectlInvocation, liveBytes, makeTempDir, runKubectl, spawnKubectl } from '../src/index.js';
 import { eventually, type KubeFixture, startKubeFixture } from './kube-helpers.js';
 import { runningPod } from './support/stream-clients.js';
 
@@ -26,15 +24,6 @@ const TRANSPORTS = [
 ];
 
 const MiB = 1024 * 1024;
-
-// A full collection before each sample, so the samples count what is held, not garbage.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-function liveBytes(): number {
-  gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 
 describe.each(TRANSPORTS)(
   'kubectl exec, cp and attach over $name',

@@ -1,7 +1,6 @@
-import { get } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { patternByte, spawnKubectl } from '../src/index.js';
+import { downloadPattern as download, httpGet, spawnKubectl } from '../src/index.js';
 import { eventually, type KubeFixture, startKubeFixture } from './kube-helpers.js';
 import { runningPod } from './support/stream-clients.js';
 
@@ -22,39 +21,6 @@ const CASES = [
 ] as const;
 
 const MiB = 1024 * 1024;
-const PATTERN = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => patternByte(i)));
-
-function httpGet(port: number, path: string): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
-
-/** Downloads `/bytes/<n>`, checking each byte against the pattern as it arrives (nothing kept). */
-function download(port: number, n: number): Promise<{ bytes: number; mismatches: number }> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path: `/bytes/${n}`, agent: false }, (res) => {
-      let bytes = 0;
-      let mismatches = 0;
-      res.on('data', (c: Buffer) => {
-        for (let off = 0; off < c.length; ) {
-          const at = (bytes + off) % PATTERN.length;
-          const len = Math.min(c.length - off, PATTERN.length - at);
-          if (!c.subarray(off, off + len).equals(PATTERN.subarray(at, at + len))) mismatches++;
-          off += len;
-        }
-        bytes += c.length;
-      });
-      res.on('end', () => resolve({ bytes, mismatches }));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
 
 function echo(port: number, data: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBinary, kubectlInvocation } from '../src/index.js';
+import { kubectlOnTerminal } from '../src/index.js';
 import { eventually, type KubeFixture, startKubeFixture } from './kube-helpers.js';
 import { runningPod } from './support/stream-clients.js';
 
@@ -8,28 +7,8 @@ import { runningPod } from './support/stream-clients.js';
  * `kubectl exec -it` and `attach -it` need a terminal: util-linux `script` gives kubectl a
  * pseudo-terminal of a set size, so the real client sends its terminal size and keystrokes.
  */
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-function onTerminal(kube: KubeFixture, args: string[], env: Record<string, string>) {
-  const inv = kubectlInvocation(args, { kubeconfig: kube.kubeconfig, env });
-  const script = findBinary('script', 'install util-linux (it provides script)');
-  const command = `stty cols 111 rows 22; exec ${[inv.binary, ...inv.args].map(quote).join(' ')}`;
-  const child = spawn(script, ['-qfec', command, '/dev/null'], {
-    env: inv.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let shown = '';
-  child.stdout.on('data', (c: Buffer) => {
-    shown += c.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    type: (keys: string) => child.stdin.write(keys),
-    shown: () => shown,
-    exited,
-    kill: () => child.kill('SIGKILL'),
-  };
-}
+const onTerminal = (kube: KubeFixture, args: string[], env: Record<string, string>) =>
+  kubectlOnTerminal(args, { kubeconfig: kube.kubeconfig, env });
 
 describe.each([
   { name: 'WebSocket v5', env: {} },

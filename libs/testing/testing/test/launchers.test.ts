@@ -2,7 +2,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startNatsServer, startRedisServer } from '../src/index.js';
+import { freePort, startNatsCluster, startNatsServer, startRedisServer } from '../src/index.js';
 
 describe('freePort', () => {
   it('returns distinct usable ports', async () => {
@@ -57,6 +57,38 @@ describe('startNatsServer', () => {
       process.env.PATH = path;
     }
   });
+});
+
+describe('startNatsCluster', () => {
+  it('replicates a bucket over three nodes, keeps quorum with one killed, and survives a full restart', async () => {
+    const cluster = await startNatsCluster({ name: 'launcher-test' });
+    try {
+      expect(cluster.urls.split(',')).toEqual(cluster.nodes.map((n) => n.url));
+      let nc = await connect({ servers: cluster.urls.split(',') });
+      const kv = await new Kvm(nc).create('cluster-test', { replicas: 3 });
+      await kv.put('k', 'one');
+      await nc.close();
+
+      // Two of three keep quorum: a client of a surviving node still writes and reads.
+      await cluster.nodes[0]!.kill();
+      await cluster.ready();
+      nc = await connect({ servers: cluster.nodes[1]!.url });
+      const survivor = await new Kvm(nc).open('cluster-test');
+      await survivor.put('k', 'two');
+      expect((await survivor.get('k'))?.string()).toBe('two');
+      await nc.close();
+      await cluster.nodes[0]!.restart();
+
+      await cluster.restart();
+      expect(cluster.nodes.every((n) => n.isRunning())).toBe(true);
+      nc = await connect({ servers: cluster.nodes[0]!.url });
+      const again = await new Kvm(nc).open('cluster-test');
+      expect((await again.get('k'))?.string()).toBe('two');
+      await nc.close();
+    } finally {
+      await cluster.stop();
+    }
+  }, 120_000);
 });
 
 describe('startRedisServer', () => {

@@ -1,3 +1,4 @@
+import { agentCommand } from '@pullplane/redis-common';
 import * as answer from '../local-commands.js';
 import { type CommandSpec, FIRST_KEY, keyRange, NO_KEYS, plainSubcommands } from './spec.js';
 
@@ -17,7 +18,7 @@ export const PUBSUB_COMMANDS: readonly CommandSpec[] = [
     inMulti: 'refuse',
     local: answer.subscribe,
   },
-  { name: 'publish', keys: NO_KEYS, policy: 'allowed', agent: { keys: 'first' } },
+  { name: 'publish', keys: NO_KEYS, policy: 'allowed', agent: agentCommand('publish') },
   {
     name: 'pubsub',
     keys: NO_KEYS,

@@ -1,4 +1,4 @@
-import type { PubSubKind } from '@pullplane/redis-common';
+import type { AgentCommand, PubSubKind } from '@pullplane/redis-common';
 import type { RespCommand, RespProtocol, RespValue } from '@pullplane/resp';
 
 /**
@@ -32,13 +32,8 @@ export const keyRange = (first: number, last: number, step = 1): KeySpec => ({
  */
 export type Policy = 'allowed' | 'never';
 
-/** How a command is served for agent keys. */
-export interface AgentRouting {
-  /** `first`: one key (or channel) at args[0]; `all`: every argument is a key. */
-  readonly keys: 'first' | 'all';
-  /** For `all`: how the answers of several destinations are merged (key order, or a sum). */
-  readonly merge?: 'mget' | 'sum';
-}
+/** How a command is served for agent keys: the rules the agent runs it by (one table for both). */
+export type AgentRouting = AgentCommand;
 
 /** The connection state local answers read and change. */
 export interface SessionState {

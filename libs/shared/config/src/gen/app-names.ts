@@ -6,8 +6,13 @@ export const APP_NAMES: AppNameRegistry = {
     "family": "agent",
     "flags": [
       "agent-name",
+      "cluster-agent",
       "creds",
+      "enable-exec",
       "enable-resource-proxy",
+      "exec-idle-timeout",
+      "exec-max-duration",
+      "exec-max-sessions",
       "extensions-config",
       "extensions-config-path",
       "extensions-secret-name",
@@ -46,8 +51,13 @@ export const APP_NAMES: AppNameRegistry = {
       "tls-secret-name"
     ],
     "env": [
+      "ARGOCD_AGENT_CLUSTER_AGENT",
       "ARGOCD_AGENT_CREDS",
+      "ARGOCD_AGENT_ENABLE_EXEC",
       "ARGOCD_AGENT_ENABLE_RESOURCE_PROXY",
+      "ARGOCD_AGENT_EXEC_IDLE_TIMEOUT",
+      "ARGOCD_AGENT_EXEC_MAX_DURATION",
+      "ARGOCD_AGENT_EXEC_MAX_SESSIONS",
       "ARGOCD_AGENT_EXTENSIONS_CONFIG",
       "ARGOCD_AGENT_EXTENSIONS_CONFIG_PATH",
       "ARGOCD_AGENT_EXTENSIONS_SECRET_NAME",
@@ -90,7 +100,12 @@ export const APP_NAMES: AppNameRegistry = {
       "REDIS_PASSWORD"
     ],
     "params": [
+      "agent.cluster-agent",
       "agent.creds",
+      "agent.exec.enable",
+      "agent.exec.idle-timeout",
+      "agent.exec.max-duration",
+      "agent.exec.max-sessions",
       "agent.extensions.config",
       "agent.extensions.config-path",
       "agent.extensions.secret-name",
@@ -147,6 +162,16 @@ export const APP_NAMES: AppNameRegistry = {
         "params": [
           "agent.server.address",
           "agent.principal.address"
+        ]
+      },
+      {
+        "flag": "cluster-agent",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_CLUSTER_AGENT"
+        ],
+        "params": [
+          "agent.cluster-agent"
         ]
       },
       {
@@ -358,6 +383,46 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "enable-exec",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_ENABLE_EXEC"
+        ],
+        "params": [
+          "agent.exec.enable"
+        ]
+      },
+      {
+        "flag": "exec-max-sessions",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_MAX_SESSIONS"
+        ],
+        "params": [
+          "agent.exec.max-sessions"
+        ]
+      },
+      {
+        "flag": "exec-max-duration",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_MAX_DURATION"
+        ],
+        "params": [
+          "agent.exec.max-duration"
+        ]
+      },
+      {
+        "flag": "exec-idle-timeout",
+        "aliases": [],
+        "env": [
+          "ARGOCD_AGENT_EXEC_IDLE_TIMEOUT"
+        ],
+        "params": [
+          "agent.exec.idle-timeout"
+        ]
+      },
+      {
         "flag": "namespace",
         "aliases": [],
         "env": [
@@ -517,7 +582,11 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-link-max-age",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "insecure-plaintext",
@@ -564,7 +633,11 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_EXTENSION_PROXY_INSECURE_PLAINTEXT",
@@ -612,7 +685,11 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.extension-proxy.gateway.ca-path",
       "principal.extension-proxy.gateway.cert-path",
       "principal.extension-proxy.gateway.key-path",
+      "principal.extension-proxy.gateway.link-buffer-budget",
+      "principal.extension-proxy.gateway.link-max-age",
+      "principal.extension-proxy.gateway.links",
       "principal.extension-proxy.gateway.plaintext",
+      "principal.extension-proxy.gateway.route-reconcile-interval",
       "principal.extension-proxy.gateway.server-name",
       "principal.extension-proxy.healthz.port",
       "principal.extension-proxy.listen.host",
@@ -1006,6 +1083,46 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-max-age"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_EXTENSION_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.extension-proxy.gateway.route-reconcile-interval"
+        ]
+      },
+      {
         "flag": "gateway-plaintext",
         "aliases": [],
         "env": [
@@ -1103,7 +1220,11 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-link-max-age",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "kubeconfig",
@@ -1183,7 +1304,11 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_REDIS_PROXY_LISTEN_HOST",
@@ -1238,7 +1363,11 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.redis-proxy.gateway.ca-path",
       "principal.redis-proxy.gateway.cert-path",
       "principal.redis-proxy.gateway.key-path",
+      "principal.redis-proxy.gateway.link-buffer-budget",
+      "principal.redis-proxy.gateway.link-max-age",
+      "principal.redis-proxy.gateway.links",
       "principal.redis-proxy.gateway.plaintext",
+      "principal.redis-proxy.gateway.route-reconcile-interval",
       "principal.redis-proxy.gateway.server-name",
       "principal.redis-proxy.healthz.port",
       "principal.redis-proxy.listen.host",
@@ -1673,6 +1802,46 @@ export const APP_NAMES: AppNameRegistry = {
         ]
       },
       {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-max-age"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_REDIS_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.redis-proxy.gateway.route-reconcile-interval"
+        ]
+      },
+      {
         "flag": "gateway-plaintext",
         "aliases": [],
         "env": [
@@ -1856,7 +2025,11 @@ export const APP_NAMES: AppNameRegistry = {
       "gateway-ca-path",
       "gateway-cert-path",
       "gateway-key-path",
+      "gateway-link-buffer-budget",
+      "gateway-link-max-age",
+      "gateway-links",
       "gateway-plaintext",
+      "gateway-route-reconcile-interval",
       "gateway-server-name",
       "healthz-port",
       "impersonation-allowed-callers",
@@ -1930,7 +2103,11 @@ export const APP_NAMES: AppNameRegistry = {
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CA_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_CERT_PATH",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_KEY_PATH",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_PLAINTEXT",
+      "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_SERVER_NAME",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_HEALTHZ_PORT",
       "ARGOCD_PRINCIPAL_RESOURCE_PROXY_IMPERSONATION_ALLOWED_CALLERS",
@@ -1979,7 +2156,11 @@ export const APP_NAMES: AppNameRegistry = {
       "principal.resource-proxy.gateway.ca-path",
       "principal.resource-proxy.gateway.cert-path",
       "principal.resource-proxy.gateway.key-path",
+      "principal.resource-proxy.gateway.link-buffer-budget",
+      "principal.resource-proxy.gateway.link-max-age",
+      "principal.resource-proxy.gateway.links",
       "principal.resource-proxy.gateway.plaintext",
+      "principal.resource-proxy.gateway.route-reconcile-interval",
       "principal.resource-proxy.gateway.server-name",
       "principal.resource-proxy.healthz.port",
       "principal.resource-proxy.impersonation.allowed-callers",
@@ -2390,6 +2571,46 @@ export const APP_NAMES: AppNameRegistry = {
         ],
         "params": [
           "principal.resource-proxy.gateway.server-name"
+        ]
+      },
+      {
+        "flag": "gateway-links",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINKS"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.links"
+        ]
+      },
+      {
+        "flag": "gateway-link-max-age",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_MAX_AGE"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-max-age"
+        ]
+      },
+      {
+        "flag": "gateway-link-buffer-budget",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_LINK_BUFFER_BUDGET"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.link-buffer-budget"
+        ]
+      },
+      {
+        "flag": "gateway-route-reconcile-interval",
+        "aliases": [],
+        "env": [
+          "ARGOCD_PRINCIPAL_RESOURCE_PROXY_GATEWAY_ROUTE_RECONCILE_INTERVAL"
+        ],
+        "params": [
+          "principal.resource-proxy.gateway.route-reconcile-interval"
         ]
       },
       {

@@ -25,6 +25,7 @@ import {
   PingSchema,
   PongSchema,
   type RedisRequestHead,
+  RegistrationSchema,
   type Reset,
   type ResponseHead,
   WelcomeSchema,
@@ -207,7 +208,7 @@ const STREAM_ID_ONLY = mask(1);
 const RESET_FIELDS = mask(1, 2, 3);
 const WINDOW_FIELDS = mask(1, 2);
 const BATCH_FIELDS = mask(1);
-const FRAME_FIELDS = mask(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+const FRAME_FIELDS = mask(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
 
 function readHeader(end: number, depth: number): Header {
   depthCheck(depth, 'pullplane.tunnel.v1.Header');
@@ -533,6 +534,12 @@ function readFrame(end: number, depth: number): Frame {
         break;
       case 0x62:
         f.kind = { case: 'accepted', value: cold(AcceptedSchema, end, d, same(f, 'accepted')) };
+        break;
+      case 0x72:
+        f.kind = {
+          case: 'registration',
+          value: cold(RegistrationSchema, end, d, same(f, 'registration')),
+        };
         break;
       default:
         other(f, t, end, FRAME_FIELDS, 'Frame', depth);

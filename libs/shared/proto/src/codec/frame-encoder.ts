@@ -21,6 +21,7 @@ import {
   PingSchema,
   PongSchema,
   type RedisRequestHead,
+  RegistrationSchema,
   type Reset,
   type ResponseHead,
   WelcomeSchema,
@@ -242,6 +243,9 @@ function sizeFrame(f: Frame): number {
       break;
     case 'accepted':
       n = cold(AcceptedSchema, k.value);
+      break;
+    case 'registration':
+      n = cold(RegistrationSchema, k.value);
       break;
   }
   if (f.$unknown) n += unknownSize(f.$unknown);
@@ -467,6 +471,7 @@ const TAG = {
   goAway: 0x5a,
   accepted: 0x62,
   batch: 0x6a,
+  registration: 0x72,
 } as const;
 
 function wFrame(f: Frame): void {

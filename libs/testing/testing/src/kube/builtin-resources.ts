@@ -195,6 +195,24 @@ export const BUILTIN_RESOURCES: ResourceTypeInit[] = [
     initialStatus: () => ({}),
   }),
   builtin({
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+    shortNames: ['netpol'],
+  }),
+  ...(
+    [
+      ['roles', 'Role', true],
+      ['rolebindings', 'RoleBinding', true],
+      ['clusterroles', 'ClusterRole', false],
+      ['clusterrolebindings', 'ClusterRoleBinding', false],
+    ] as const
+  ).map(([resource, kind, namespaced]) =>
+    builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', resource, kind, namespaced }),
+  ),
+  builtin({
     group: 'apiextensions.k8s.io',
     version: 'v1',
     resource: 'customresourcedefinitions',

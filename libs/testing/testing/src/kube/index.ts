@@ -47,6 +47,13 @@ export {
   TRACKING_ANNOTATION,
 } from './seed-argo-demo.js';
 export { type KubeStatus, StatusError } from './status.js';
+export {
+  downloadPattern,
+  httpGet,
+  kubectlOnTerminal,
+  liveBytes,
+  type TerminalKubectl,
+} from './stream-checks.js';
 export { patternByte } from './streams/pod-http-server.js';
 export type { PodPortTarget } from './streams/port-forward.js';
 export type { TerminalSize } from './streams/process-io.js';

@@ -40,14 +40,22 @@ export function ageOf(timestamp: unknown, now: number): string {
 
 /** Reads `.a.b.c` (the subset of JSONPath CRD printer columns use in practice). */
 export function readPath(obj: unknown, path: string): unknown {
+  // The JSONPath subset CRDs' printer columns use: .field, [index] and [?(@.field=="value")]
+  // (the first match, which is what a column shows for a single match).
+  const step = /\.([^.[\]]+)|\[(\d+)\]|\[\?\(@\.([^=)\s]+)\s*==\s*["']([^"']*)["']\)\]/y;
   let cur: unknown = obj;
-  for (const part of path.replace(/^\./, '').split('.')) {
-    if (part === '') continue;
-    const m = /^(.*)\[(\d+)\]$/.exec(part);
-    const key = m ? m[1]! : part;
-    if (!isPlainObject(cur)) return undefined;
-    cur = cur[key];
-    if (m) cur = Array.isArray(cur) ? cur[Number(m[2])] : undefined;
+  let at = 0;
+  const p = path.startsWith('.') || path.startsWith('[') ? path : `.${path}`;
+  while (at < p.length) {
+    step.lastIndex = at;
+    const m = step.exec(p);
+    if (!m) return undefined;
+    at = step.lastIndex;
+    if (m[1] !== undefined) cur = isPlainObject(cur) ? cur[m[1]] : undefined;
+    else if (m[2] !== undefined) cur = Array.isArray(cur) ? cur[Number(m[2])] : undefined;
+    else
+      cur = Array.isArray(cur) ? cur.find((e) => isPlainObject(e) && String(e[m[3]!]) === m[4]) : undefined;
+    if (cur === undefined) return undefined;
   }
   return cur;
 }

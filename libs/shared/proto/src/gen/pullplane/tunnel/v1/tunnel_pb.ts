@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pullplane/tunnel/v1/tunnel.proto.
  */
 export const file_pullplane_tunnel_v1_tunnel: GenFile = /*@__PURE__*/
-  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSL3BAoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAQgYKBGtpbmQiowEKBUhlbGxvEhwKFG1pbl9wcm90b2NvbF92ZXJzaW9uGAEgASgNEhwKFG1heF9wcm90b2NvbF92ZXJzaW9uGAIgASgNEhUKDWFnZW50X3ZlcnNpb24YAyABKAkSEgoKYWdlbnRfbmFtZRgEIAEoCRIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYBSABKA0SFAoMY2FwYWJpbGl0aWVzGAYgAygJInsKB1dlbGNvbWUSGAoQcHJvdG9jb2xfdmVyc2lvbhgBIAEoDRISCgpnYXRld2F5X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSFgoObWF4X2NodW5rX3NpemUYBCABKA0SFgoOaW5pdGlhbF93aW5kb3cYBSABKA0iJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkibgoPSHR0cFJlcXVlc3RIZWFkEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEiwKB2hlYWRlcnMYAyADKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkhlYWRlchIPCgd1cGdyYWRlGAQgASgJIlgKFEV4dGVuc2lvblJlcXVlc3RIZWFkEgwKBG5hbWUYASABKAkSMgoEaHR0cBgCIAEoCzIkLnB1bGxwbGFuZS50dW5uZWwudjEuSHR0cFJlcXVlc3RIZWFkIkgKEFJlZGlzUmVxdWVzdEhlYWQSDAoEYXJncxgBIAMoDBIUCgxyZXNwX3ZlcnNpb24YAiABKA0SEAoIcGlwZWxpbmUYAyABKAgi5wIKBE9wZW4SEQoJc3RyZWFtX2lkGAEgASgNEjQKBGh0dHAYAiABKAsyJC5wdWxscGxhbmUudHVubmVsLnYxLkh0dHBSZXF1ZXN0SGVhZEgAEjYKBXJlZGlzGAMgASgLMiUucHVsbHBsYW5lLnR1bm5lbC52MS5SZWRpc1JlcXVlc3RIZWFkSAASPgoJZXh0ZW5zaW9uGAwgASgLMikucHVsbHBsYW5lLnR1bm5lbC52MS5FeHRlbnNpb25SZXF1ZXN0SGVhZEgAEg0KBWFnZW50GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSEAoIaGFzX2JvZHkYByABKAgSDAoEYm9keRgIIAEoDBISCgp0aW1lb3V0X21zGAkgASgNEhMKC3RyYWNlcGFyZW50GAogASgJEhIKCnRyYWNlc3RhdGUYCyABKAlCBgoEaGVhZEoECAYQB1IQZGVhZGxpbmVfdW5peF9tcyKBAQoMUmVzcG9uc2VIZWFkEhEKCXN0cmVhbV9pZBgBIAEoDRIOCgZzdGF0dXMYAiABKA0SLAoHaGVhZGVycxgDIAMoCzIbLnB1bGxwbGFuZS50dW5uZWwudjEuSGVhZGVyEhIKCmVuZF9zdHJlYW0YBCABKAgSDAoEYm9keRgFIAEoDCI8CgREYXRhEhEKCXN0cmVhbV9pZBgBIAEoDRINCgVjaHVuaxgCIAEoDBISCgplbmRfc3RyZWFtGAMgASgIIhgKA0VuZBIRCglzdHJlYW1faWQYASABKA0iWQoFUmVzZXQSEQoJc3RyZWFtX2lkGAEgASgNEiwKBGNvZGUYAiABKA4yHi5wdWxscGxhbmUudHVubmVsLnYxLlJlc2V0Q29kZRIPCgdtZXNzYWdlGAMgASgJIjQKDFdpbmRvd1VwZGF0ZRIRCglzdHJlYW1faWQYASABKA0SEQoJaW5jcmVtZW50GAIgASgNIikKBFBpbmcSFAoMc2VudF91bml4X21zGAIgASgESgQIARACUgVub25jZSIpCgRQb25nEhQKDHNlbnRfdW5peF9tcxgCIAEoBEoECAEQAlIFbm9uY2UiMwoFQmF0Y2gSKgoGZnJhbWVzGAEgAygLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSIvCghBY2NlcHRlZBIRCglzdHJlYW1faWQYAiABKA1KBAgBEAJSCmdhdGV3YXlfaWQiKgoGR29Bd2F5Eg4KBnJlYXNvbhgBIAEoCRIQCghkcmFpbl9tcxgCIAEoDSpjCg9Qcm90b2NvbFZlcnNpb24SIAocUFJPVE9DT0xfVkVSU0lPTl9VTlNQRUNJRklFRBAAEhYKElBST1RPQ09MX1ZFUlNJT05fMRABEhYKElBST1RPQ09MX1ZFUlNJT05fMhACKpYCCglSZXNldENvZGUSGgoWUkVTRVRfQ09ERV9VTlNQRUNJRklFRBAAEhUKEVJFU0VUX0NPREVfQ0FOQ0VMEAESFwoTUkVTRVRfQ09ERV9JTlRFUk5BTBACEhsKF1JFU0VUX0NPREVfRkxPV19DT05UUk9MEAMSFwoTUkVTRVRfQ09ERV9QUk9UT0NPTBAEEhYKElJFU0VUX0NPREVfUkVGVVNFRBAFEhoKFlJFU0VUX0NPREVfVU5BVkFJTEFCTEUQBhIYChRSRVNFVF9DT0RFX05PVF9GT1VORBAHEiAKHFJFU0VUX0NPREVfREVBRExJTkVfRVhDRUVERUQQCBIXChNSRVNFVF9DT0RFX05PX1JPVVRFEAkyVAoLQWdlbnRUdW5uZWwSRQoHQ29ubmVjdBIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lKAEwATKgAQoOR2F0ZXdheUZvcndhcmQSSgoHRm9yd2FyZBIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lIgOIAgEoATABEkIKBExpbmsSGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lGhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZSgBMAFiBnByb3RvMw");
+  fileDesc("CiBwdWxscGxhbmUvdHVubmVsL3YxL3R1bm5lbC5wcm90bxITcHVsbHBsYW5lLnR1bm5lbC52MSKyBQoFRnJhbWUSKwoFaGVsbG8YASABKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkhlbGxvSAASLwoHd2VsY29tZRgCIAEoCzIcLnB1bGxwbGFuZS50dW5uZWwudjEuV2VsY29tZUgAEikKBG9wZW4YAyABKAsyGS5wdWxscGxhbmUudHVubmVsLnYxLk9wZW5IABI6Cg1yZXNwb25zZV9oZWFkGAQgASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5SZXNwb25zZUhlYWRIABIpCgRkYXRhGAUgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5EYXRhSAASJwoDZW5kGAYgASgLMhgucHVsbHBsYW5lLnR1bm5lbC52MS5FbmRIABIrCgVyZXNldBgHIAEoCzIaLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRIABI6Cg13aW5kb3dfdXBkYXRlGAggASgLMiEucHVsbHBsYW5lLnR1bm5lbC52MS5XaW5kb3dVcGRhdGVIABIpCgRwaW5nGAkgASgLMhkucHVsbHBsYW5lLnR1bm5lbC52MS5QaW5nSAASKQoEcG9uZxgKIAEoCzIZLnB1bGxwbGFuZS50dW5uZWwudjEuUG9uZ0gAEi4KB2dvX2F3YXkYCyABKAsyGy5wdWxscGxhbmUudHVubmVsLnYxLkdvQXdheUgAEjEKCGFjY2VwdGVkGAwgASgLMh0ucHVsbHBsYW5lLnR1bm5lbC52MS5BY2NlcHRlZEgAEisKBWJhdGNoGA0gASgLMhoucHVsbHBsYW5lLnR1bm5lbC52MS5CYXRjaEgAEjkKDHJlZ2lzdHJhdGlvbhgOIAEoCzIhLnB1bGxwbGFuZS50dW5uZWwudjEuUmVnaXN0cmF0aW9uSABCBgoEa2luZCKjAQoFSGVsbG8SHAoUbWluX3Byb3RvY29sX3ZlcnNpb24YASABKA0SHAoUbWF4X3Byb3RvY29sX3ZlcnNpb24YAiABKA0SFQoNYWdlbnRfdmVyc2lvbhgDIAEoCRISCgphZ2VudF9uYW1lGAQgASgJEh0KFWhlYXJ0YmVhdF9pbnRlcnZhbF9tcxgFIAEoDRIUCgxjYXBhYmlsaXRpZXMYBiADKAkiewoHV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEhIKCmdhdGV3YXlfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRIWCg5tYXhfY2h1bmtfc2l6ZRgEIAEoDRIWCg5pbml0aWFsX3dpbmRvdxgFIAEoDSJbCgxSZWdpc3RyYXRpb24SEgoKcmVnaXN0ZXJlZBgBIAEoCBIWCg5jbHVzdGVyX3NlY3JldBgCIAEoCRIOCgZzZXJ2ZXIYAyABKAkSDwoHbWVzc2FnZRgEIAEoCSIlCgZIZWFkZXISDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJuCg9IdHRwUmVxdWVzdEhlYWQSDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSLAoHaGVhZGVycxgDIAMoCzIbLnB1bGxwbGFuZS50dW5uZWwudjEuSGVhZGVyEg8KB3VwZ3JhZGUYBCABKAkiWAoURXh0ZW5zaW9uUmVxdWVzdEhlYWQSDAoEbmFtZRgBIAEoCRIyCgRodHRwGAIgASgLMiQucHVsbHBsYW5lLnR1bm5lbC52MS5IdHRwUmVxdWVzdEhlYWQiSAoQUmVkaXNSZXF1ZXN0SGVhZBIMCgRhcmdzGAEgAygMEhQKDHJlc3BfdmVyc2lvbhgCIAEoDRIQCghwaXBlbGluZRgDIAEoCCLnAgoET3BlbhIRCglzdHJlYW1faWQYASABKA0SNAoEaHR0cBgCIAEoCzIkLnB1bGxwbGFuZS50dW5uZWwudjEuSHR0cFJlcXVlc3RIZWFkSAASNgoFcmVkaXMYAyABKAsyJS5wdWxscGxhbmUudHVubmVsLnYxLlJlZGlzUmVxdWVzdEhlYWRIABI+CglleHRlbnNpb24YDCABKAsyKS5wdWxscGxhbmUudHVubmVsLnYxLkV4dGVuc2lvblJlcXVlc3RIZWFkSAASDQoFYWdlbnQYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIQCghoYXNfYm9keRgHIAEoCBIMCgRib2R5GAggASgMEhIKCnRpbWVvdXRfbXMYCSABKA0SEwoLdHJhY2VwYXJlbnQYCiABKAkSEgoKdHJhY2VzdGF0ZRgLIAEoCUIGCgRoZWFkSgQIBhAHUhBkZWFkbGluZV91bml4X21zIoEBCgxSZXNwb25zZUhlYWQSEQoJc3RyZWFtX2lkGAEgASgNEg4KBnN0YXR1cxgCIAEoDRIsCgdoZWFkZXJzGAMgAygLMhsucHVsbHBsYW5lLnR1bm5lbC52MS5IZWFkZXISEgoKZW5kX3N0cmVhbRgEIAEoCBIMCgRib2R5GAUgASgMIjwKBERhdGESEQoJc3RyZWFtX2lkGAEgASgNEg0KBWNodW5rGAIgASgMEhIKCmVuZF9zdHJlYW0YAyABKAgiGAoDRW5kEhEKCXN0cmVhbV9pZBgBIAEoDSJZCgVSZXNldBIRCglzdHJlYW1faWQYASABKA0SLAoEY29kZRgCIAEoDjIeLnB1bGxwbGFuZS50dW5uZWwudjEuUmVzZXRDb2RlEg8KB21lc3NhZ2UYAyABKAkiNAoMV2luZG93VXBkYXRlEhEKCXN0cmVhbV9pZBgBIAEoDRIRCglpbmNyZW1lbnQYAiABKA0iKQoEUGluZxIUCgxzZW50X3VuaXhfbXMYAiABKARKBAgBEAJSBW5vbmNlIikKBFBvbmcSFAoMc2VudF91bml4X21zGAIgASgESgQIARACUgVub25jZSIzCgVCYXRjaBIqCgZmcmFtZXMYASADKAsyGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lIi8KCEFjY2VwdGVkEhEKCXN0cmVhbV9pZBgCIAEoDUoECAEQAlIKZ2F0ZXdheV9pZCIqCgZHb0F3YXkSDgoGcmVhc29uGAEgASgJEhAKCGRyYWluX21zGAIgASgNKmMKD1Byb3RvY29sVmVyc2lvbhIgChxQUk9UT0NPTF9WRVJTSU9OX1VOU1BFQ0lGSUVEEAASFgoSUFJPVE9DT0xfVkVSU0lPTl8xEAESFgoSUFJPVE9DT0xfVkVSU0lPTl8yEAIqlgIKCVJlc2V0Q29kZRIaChZSRVNFVF9DT0RFX1VOU1BFQ0lGSUVEEAASFQoRUkVTRVRfQ09ERV9DQU5DRUwQARIXChNSRVNFVF9DT0RFX0lOVEVSTkFMEAISGwoXUkVTRVRfQ09ERV9GTE9XX0NPTlRST0wQAxIXChNSRVNFVF9DT0RFX1BST1RPQ09MEAQSFgoSUkVTRVRfQ09ERV9SRUZVU0VEEAUSGgoWUkVTRVRfQ09ERV9VTkFWQUlMQUJMRRAGEhgKFFJFU0VUX0NPREVfTk9UX0ZPVU5EEAcSIAocUkVTRVRfQ09ERV9ERUFETElORV9FWENFRURFRBAIEhcKE1JFU0VUX0NPREVfTk9fUk9VVEUQCTJUCgtBZ2VudFR1bm5lbBJFCgdDb25uZWN0EhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZRoaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUoATABMqABCg5HYXRld2F5Rm9yd2FyZBJKCgdGb3J3YXJkEhoucHVsbHBsYW5lLnR1bm5lbC52MS5GcmFtZRoaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUiA4gCASgBMAESQgoETGluaxIaLnB1bGxwbGFuZS50dW5uZWwudjEuRnJhbWUaGi5wdWxscGxhbmUudHVubmVsLnYxLkZyYW1lKAEwAWIGcHJvdG8z");
 
 /**
  * @generated from message pullplane.tunnel.v1.Frame
@@ -97,6 +97,12 @@ export type Frame = Message<"pullplane.tunnel.v1.Frame"> & {
      */
     value: Batch;
     case: "batch";
+  } | {
+    /**
+     * @generated from field: pullplane.tunnel.v1.Registration registration = 14;
+     */
+    value: Registration;
+    case: "registration";
   } | { case: undefined; value?: undefined };
 };
 
@@ -206,6 +212,50 @@ export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
   messageDesc(file_pullplane_tunnel_v1_tunnel, 2);
 
 /**
+ * Gateway -> agent, after Welcome, to agents whose Hello lists the "registration" capability
+ * (others would see an unexpected frame): whether the agent's cluster is registered with Argo CD,
+ * sent when the gateway has made sure of it (and again when that fails), so the agent can say so.
+ *
+ * @generated from message pullplane.tunnel.v1.Registration
+ */
+export type Registration = Message<"pullplane.tunnel.v1.Registration"> & {
+  /**
+   * True when the Argo CD cluster Secret exists and is current.
+   *
+   * @generated from field: bool registered = 1;
+   */
+  registered: boolean;
+
+  /**
+   * The cluster Secret's name (namespace/name) when registered.
+   *
+   * @generated from field: string cluster_secret = 2;
+   */
+  clusterSecret: string;
+
+  /**
+   * The server URL Argo CD uses for the cluster, when registered.
+   *
+   * @generated from field: string server = 3;
+   */
+  server: string;
+
+  /**
+   * Why registration failed, when it did.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message pullplane.tunnel.v1.Registration.
+ * Use `create(RegistrationSchema)` to create a new message.
+ */
+export const RegistrationSchema: GenMessage<Registration> = /*@__PURE__*/
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 3);
+
+/**
  * @generated from message pullplane.tunnel.v1.Header
  */
 export type Header = Message<"pullplane.tunnel.v1.Header"> & {
@@ -225,7 +275,7 @@ export type Header = Message<"pullplane.tunnel.v1.Header"> & {
  * Use `create(HeaderSchema)` to create a new message.
  */
 export const HeaderSchema: GenMessage<Header> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 3);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 4);
 
 /**
  * An HTTP-like request: a Kubernetes API call.
@@ -266,7 +316,7 @@ export type HttpRequestHead = Message<"pullplane.tunnel.v1.HttpRequestHead"> & {
  * Use `create(HttpRequestHeadSchema)` to create a new message.
  */
 export const HttpRequestHeadSchema: GenMessage<HttpRequestHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 4);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 5);
 
 /**
  * A request for a proxy extension the agent serves. The agent alone maps `name` to an
@@ -295,7 +345,7 @@ export type ExtensionRequestHead = Message<"pullplane.tunnel.v1.ExtensionRequest
  * Use `create(ExtensionRequestHeadSchema)` to create a new message.
  */
 export const ExtensionRequestHeadSchema: GenMessage<ExtensionRequestHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 5);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 6);
 
 /**
  * A Redis operation: one command, or a subscription whose pushes stream back as Data.
@@ -333,7 +383,7 @@ export type RedisRequestHead = Message<"pullplane.tunnel.v1.RedisRequestHead"> &
  * Use `create(RedisRequestHeadSchema)` to create a new message.
  */
 export const RedisRequestHeadSchema: GenMessage<RedisRequestHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 6);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 7);
 
 /**
  * @generated from message pullplane.tunnel.v1.Open
@@ -430,7 +480,7 @@ export type Open = Message<"pullplane.tunnel.v1.Open"> & {
  * Use `create(OpenSchema)` to create a new message.
  */
 export const OpenSchema: GenMessage<Open> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 7);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 8);
 
 /**
  * @generated from message pullplane.tunnel.v1.ResponseHead
@@ -472,7 +522,7 @@ export type ResponseHead = Message<"pullplane.tunnel.v1.ResponseHead"> & {
  * Use `create(ResponseHeadSchema)` to create a new message.
  */
 export const ResponseHeadSchema: GenMessage<ResponseHead> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 8);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 9);
 
 /**
  * @generated from message pullplane.tunnel.v1.Data
@@ -501,7 +551,7 @@ export type Data = Message<"pullplane.tunnel.v1.Data"> & {
  * Use `create(DataSchema)` to create a new message.
  */
 export const DataSchema: GenMessage<Data> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 9);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 10);
 
 /**
  * The sender will send no more Data on this stream. A v2 sender folds it into the last
@@ -521,7 +571,7 @@ export type End = Message<"pullplane.tunnel.v1.End"> & {
  * Use `create(EndSchema)` to create a new message.
  */
 export const EndSchema: GenMessage<End> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 10);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 11);
 
 /**
  * @generated from message pullplane.tunnel.v1.Reset
@@ -548,7 +598,7 @@ export type Reset = Message<"pullplane.tunnel.v1.Reset"> & {
  * Use `create(ResetSchema)` to create a new message.
  */
 export const ResetSchema: GenMessage<Reset> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 11);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 12);
 
 /**
  * @generated from message pullplane.tunnel.v1.WindowUpdate
@@ -570,7 +620,7 @@ export type WindowUpdate = Message<"pullplane.tunnel.v1.WindowUpdate"> & {
  * Use `create(WindowUpdateSchema)` to create a new message.
  */
 export const WindowUpdateSchema: GenMessage<WindowUpdate> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 12);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 13);
 
 /**
  * A heartbeat. The answer echoes sent_unix_ms, so the pinging side measures the round trip
@@ -590,7 +640,7 @@ export type Ping = Message<"pullplane.tunnel.v1.Ping"> & {
  * Use `create(PingSchema)` to create a new message.
  */
 export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 13);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 14);
 
 /**
  * @generated from message pullplane.tunnel.v1.Pong
@@ -607,7 +657,7 @@ export type Pong = Message<"pullplane.tunnel.v1.Pong"> & {
  * Use `create(PongSchema)` to create a new message.
  */
 export const PongSchema: GenMessage<Pong> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 14);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 15);
 
 /**
  * Frames written in the same turn of the event loop travel as one message: a small response
@@ -627,7 +677,7 @@ export type Batch = Message<"pullplane.tunnel.v1.Batch"> & {
  * Use `create(BatchSchema)` to create a new message.
  */
 export const BatchSchema: GenMessage<Batch> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 15);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 16);
 
 /**
  * Proxy -> gateway hop only: the gateway found the agent and opened the logical stream on
@@ -651,7 +701,7 @@ export type Accepted = Message<"pullplane.tunnel.v1.Accepted"> & {
  * Use `create(AcceptedSchema)` to create a new message.
  */
 export const AcceptedSchema: GenMessage<Accepted> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 16);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 17);
 
 /**
  * The gateway is going away: finish in-flight streams, open no new ones, reconnect.
@@ -677,7 +727,7 @@ export type GoAway = Message<"pullplane.tunnel.v1.GoAway"> & {
  * Use `create(GoAwaySchema)` to create a new message.
  */
 export const GoAwaySchema: GenMessage<GoAway> = /*@__PURE__*/
-  messageDesc(file_pullplane_tunnel_v1_tunnel, 17);
+  messageDesc(file_pullplane_tunnel_v1_tunnel, 18);
 
 /**
  * Protocol versions this build speaks. Bumped on incompatible changes only.
