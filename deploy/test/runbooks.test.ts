@@ -1,6 +1,6 @@
 // Every alert the bundles ship says where its runbook is: a `runbook_url` into this repository's
-// docs, at a heading that exists (docs/troubleshooting.md for the alerts of
-// components/monitoring), so a renamed heading or a new alert without a runbook fails here.
+// docs (docs/troubleshooting.md, deploy/README.md), all with one base, at a heading that exists,
+// so a renamed heading or a new alert without a runbook fails here.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { anchorsOf } from '../../scripts/check-links.mjs';
 import { DEPLOY_DIR } from './support/render.js';
 
 const ROOT = path.resolve(DEPLOY_DIR, '..');
-const DOCS_URL = /^https:\/\/github\.com\/pullplane\/pullplane\/blob\/main\/(docs\/[\w-]+\.md)#([\w-]+)$/;
+const DOCS_URL =
+  /^https:\/\/github\.com\/pullplane\/pullplane\/blob\/main\/((?:docs|deploy)\/[\w-]+\.md)#([\w-]+)$/;
 
 interface Rule {
   alert?: string;
@@ -55,7 +56,7 @@ describe('runbook_url on every alert', () => {
       const m = url ? DOCS_URL.exec(url) : null;
       if (!m) {
         bad.push(
-          `${file}: ${rule.alert}: runbook_url ${url ?? '(none)'} is not a docs/<page>.md#<heading> URL`,
+          `${file}: ${rule.alert}: runbook_url ${url ?? '(none)'} is not a URL of docs/<page>.md#<heading> (or deploy/) in the repository`,
         );
         continue;
       }

@@ -88,6 +88,18 @@ function tokens(text: string): string[] {
       i += m ? m[0].length - 1 : 0;
     } else if (c === '#' && word === undefined) {
       break;
+    } else if (c === '<' && /^<[\w.…-]+>/.test(text.slice(i))) {
+      // A placeholder (`<pod>`, `<name>`): one word, as the reader substitutes it.
+      const m = /^<[\w.…-]+>/.exec(text.slice(i))!;
+      word = (word ?? '') + m[0];
+      i += m[0].length - 1;
+    } else if (c === '>' || c === '<') {
+      // A redirection (`> file`, `2>&1`, `< in`): neither it nor its target is an argument.
+      if (word !== undefined && /^\d$/.test(word)) word = undefined;
+      push();
+      while (text[i + 1] === '>' || text[i + 1] === '&') i++;
+      const target = /^\s*(\S+)/.exec(text.slice(i + 1));
+      if (target) i += target[0].length;
     } else if (/\s/.test(c)) {
       push();
     } else if ('|&;'.includes(c)) {
