@@ -105,6 +105,8 @@ export interface AgentService extends Service {
   /** Re-reads the extension map now (SIGHUP); the file is also watched. */
   reloadExtensions(): Promise<void>;
   readonly ops: OpsServer;
+  /** When the client certificate the next tunnel presents expires (none: no certificate, or not started). */
+  clientCertificateExpiry(): Date | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -266,6 +268,7 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     ops: ops.server,
     reloadExtensions,
     reload: reloadExtensions,
+    clientCertificateExpiry: () => material?.clientPair?.expiresAt,
     async start() {
       await ops.open();
       if (extensions) {

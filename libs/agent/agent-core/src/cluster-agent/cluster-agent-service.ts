@@ -12,10 +12,10 @@ import {
   type TokenSource,
 } from './cluster-agent-spec.js';
 import { ClusterAgentStatus } from './cluster-agent-status.js';
+import { credentialExpiryCondition } from './credential-expiry.js';
 import { tokenExpiry } from './token-expiry.js';
 
-/** CredentialExpiresSoon turns True this long before the agent token expires. */
-export const CREDENTIAL_EXPIRY_WARNING_MS = 14 * 24 * 3600_000;
+export { CREDENTIAL_EXPIRY_WARNING_MS } from './credential-expiry.js';
 
 export interface ClusterAgentService extends Service {
   /** The agent run from the ClusterAgent's current spec; undefined while there is none. */
@@ -30,7 +30,7 @@ export interface ClusterAgentService extends Service {
  * spec over the flags (a changed spec restarts the agent, a deleted ClusterAgent closes the
  * tunnel until one is created again), and writes its status conditions: Connected,
  * Registered (told by the gateway once the Argo CD cluster Secret is written) and
- * CredentialExpiresSoon (the token's expiry).
+ * CredentialExpiresSoon (the token's or the client certificate's expiry).
  */
 export function createClusterAgentService(
   c: AgentServiceConfig,
@@ -121,7 +121,8 @@ export function createClusterAgentService(
           try {
             const value = await readToken(source);
             tokenProblem = undefined;
-            credentialExpiry(st, value);
+            const c = credentialExpiryCondition('token', tokenExpiry(value), Date.now());
+            st.set('CredentialExpiresSoon', c.status, c.reason, c.message);
             return value;
           } catch (err) {
             tokenProblem = err instanceof Error ? err.message : String(err);
@@ -130,7 +131,13 @@ export function createClusterAgentService(
           }
         }
       : undefined;
-    if (!source) st.set('CredentialExpiresSoon', 'False', 'NoToken', 'no agent token: mtls or mesh identity');
+    if (!source && cfg.creds.startsWith('header:'))
+      st.set(
+        'CredentialExpiresSoon',
+        'False',
+        'MeshIdentity',
+        "the mesh's sidecar holds the agent's credential",
+      );
     const svc = createAgentService(cfg, {
       ...deps,
       ops: ops.server,
@@ -141,14 +148,20 @@ export function createClusterAgentService(
     const target = `${cfg.serverAddress}:${cfg.serverPort}`;
     st.set('Connected', 'Unknown', 'Connecting', `dialling the gateway at ${target}`);
     st.set('Registered', 'Unknown', 'WaitingForGateway', 'the gateway has not said yet');
-    connector.on('connected', (w) =>
+    connector.on('connected', (w) => {
       st.set(
         'Connected',
         'True',
         'TunnelEstablished',
         `tunnel to gateway ${w.gatewayId} at ${target} (session ${w.sessionId})`,
-      ),
-    );
+      );
+      // A client certificate is read again for every connection (rotation): judged on each.
+      const certificateExpiry = svc.clientCertificateExpiry();
+      if (!source && certificateExpiry) {
+        const c = credentialExpiryCondition('certificate', certificateExpiry, Date.now());
+        st.set('CredentialExpiresSoon', c.status, c.reason, c.message);
+      }
+    });
     connector.on('rejected', (details) =>
       st.set(
         'Connected',
@@ -298,22 +311,4 @@ export function createClusterAgentService(
       await inner?.reload();
     },
   };
-}
-
-/** CredentialExpiresSoon from the token's `exp`. */
-function credentialExpiry(st: ClusterAgentStatus, token: string): void {
-  const exp = tokenExpiry(token);
-  if (exp === undefined) {
-    st.set('CredentialExpiresSoon', 'False', 'NoExpiry', 'the agent token carries no expiry');
-    return;
-  }
-  const at = exp.toISOString();
-  if (exp.getTime() - Date.now() < CREDENTIAL_EXPIRY_WARNING_MS)
-    st.set(
-      'CredentialExpiresSoon',
-      'True',
-      exp.getTime() <= Date.now() ? 'TokenExpired' : 'TokenExpiresSoon',
-      `the agent token expires at ${at}: issue a new one (pullplane agent create) and update spec.token`,
-    );
-  else st.set('CredentialExpiresSoon', 'False', 'TokenValid', `the agent token expires at ${at}`);
 }
