@@ -1,6 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { NOT_MANAGED_MESSAGE } from '@pullplane/managed-filter';
+import {
+  NOT_MANAGED_MESSAGE,
+  type StatusDetails,
+  type StatusReason,
+  statusObject,
+} from '@pullplane/managed-filter';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { backendResponseHeaders } from './backend-response-headers.js';
@@ -73,19 +78,6 @@ function upgradeKind(upgrade: string): 'websocket' | 'spdy' | undefined {
   return undefined;
 }
 
-function statusBody(code: number, reason: string, message: string, details?: object): string {
-  return JSON.stringify({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    ...(details ? { details } : {}),
-    code,
-  });
-}
-
 export interface KubeSessions {
   /** Serves an upgrade request (`head.upgrade` set) the forwarder built the headers for. */
   handle(
@@ -149,9 +141,9 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         );
         o.onSession?.(record);
       };
-      const refuse = (code: number, reason: string, message: string, details?: object) => {
+      const refuse = (code: number, reason: StatusReason, message: string, details?: StatusDetails) => {
         stream.respond(code, [{ name: 'Content-Type', value: 'application/json' }]);
-        stream.end(statusBody(code, reason, message, details));
+        stream.end(JSON.stringify(statusObject(code, reason, message, details)));
         stream.resume();
         finish({ status: code, error: message });
       };
@@ -298,7 +290,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
       const message = `cluster API upgrade failed: ${err.message}`;
       if (stream.destroyed) return finish({ ended: 'error', error: message });
       stream.respond(500, [{ name: 'Content-Type', value: 'application/json' }]);
-      stream.end(statusBody(500, 'InternalError', message));
+      stream.end(JSON.stringify(statusObject(500, 'InternalError', message)));
       finish({ status: 500, error: message });
     });
     // The caller gave up before the cluster answered: so does the upgrade.

@@ -7,6 +7,7 @@ export type StatusReason =
   | 'NotFound'
   | 'MethodNotAllowed'
   | 'NotAcceptable'
+  | 'TooManyRequests'
   | 'InternalError'
   | 'ServiceUnavailable';
 
