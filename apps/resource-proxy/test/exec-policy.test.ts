@@ -99,7 +99,7 @@ describe('an agent with one session at a time, each at most 6 s', () => {
     const again = await runKubectl(['-n', 'demo', 'exec', demoPod(h), '--', 'echo', 'again'], {
       kubeconfig: h.certKubeconfig,
     });
-    expect(again).toMatchObject({ code: 0, stdout: 'again\n' });
+    expect(again).toMatchObject({ code: 0, stdout: 'again\n', stderr: '' });
   });
 
   it('cuts a session at its maximum duration: the caller sees the end, the cluster session closes', async () => {

@@ -50,8 +50,9 @@ export function spawnAppProcess(
     logs.push(...d.toString().split('\n').filter(Boolean));
     wake();
   });
+  // 'close' rather than 'exit': by then every line the process wrote has been read.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       wake();
       resolve(code);
     }),
