@@ -267,8 +267,7 @@ describe('--tls-client-ca-path admits caller certificates only', () => {
     // A last agent certificate: its refusal line, once logged, proves the certificate-less attempt
     // before it logged no certificate refusal (the lines come in order, after the TLS handshakes).
     expect(await attempt(await pki.agentCert('agent-a'))).not.toContain('+PONG');
-    const refusals = () =>
-      proxy.lines().filter((l) => l.msg === 'redis proxy refused a client certificate');
+    const refusals = () => proxy.lines().filter((l) => l.msg === 'redis proxy refused a client certificate');
     await proxy.waitForLine(() => refusals().length >= 4);
     expect(refusals().map((l) => String(l.reason))).toEqual([
       expect.stringContaining('is an agent credential; only caller credentials are accepted here'),
