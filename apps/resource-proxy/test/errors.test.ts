@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { AGENT_SERVICE_ACCOUNT_USER, FULL_ACCESS_RULES } from '@pullplane/testing';
+import { AGENT_SERVICE_ACCOUNT_USER, FULL_ACCESS_RULES, waitFor } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness.js';
 
@@ -13,6 +13,13 @@ afterAll(async () => {
   await h?.close();
   if (h) rmSync(h.dir, { recursive: true, force: true });
 });
+
+/** The proxy's audit line for the first request to `path`, once it is written. */
+async function waitForAudit(path: string) {
+  const find = () => h.lines.find((l) => l.msg === 'resource proxy request' && l.path === path);
+  await waitFor(() => find() !== undefined);
+  return find();
+}
 
 const status = (body: string) =>
   JSON.parse(body) as { kind: string; code: number; message: string; reason: string };
@@ -207,6 +214,30 @@ describe('every failure is a Kubernetes Status with the right code', () => {
       const r = await h.call('GET', '/api/v1/namespaces/demo/services', { cert: callerCert });
       expect(r.status).toBe(504);
       expect(status(r.body).reason).toBe('Timeout');
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+
+  it('cuts an answer whose body stalls after its head at --request-timeout, and the cluster request with it', async () => {
+    h.cluster.setFault((req) =>
+      req.path.endsWith('/persistentvolumeclaims')
+        ? { stallBody: '{"kind":"PersistentVolumeClaimList","apiVersion":"v1","items":[' }
+        : undefined,
+    );
+    try {
+      // The cluster sends a head and the start of a body, then nothing: only the deadline ends it.
+      const r = await h
+        .call('GET', '/api/v1/namespaces/demo/persistentvolumeclaims', { cert: callerCert })
+        .then(
+          (ok) => ok,
+          (err: Error) => err,
+        );
+      expect(r).toBeInstanceOf(Error);
+      const audit = await waitForAudit('/api/v1/namespaces/demo/persistentvolumeclaims');
+      expect(audit).toMatchObject({ status: 200, error: 'the answer was not complete within 2000 ms' });
+      // The agent gave up its request to the cluster too.
+      await waitFor(() => h.cluster.heldRequests() === 0);
     } finally {
       h.cluster.setFault(undefined);
     }

@@ -80,6 +80,7 @@ export function extensionRoute(
     }),
     // Bodies may stream on for as long as they last; the head must come in time.
     streaming: () => false,
+    deadlineCoversBody: () => false,
     // Event streams must reach the browser as they come: no waiting for a first body chunk.
     flushHead: () => true,
     // Cookies never come back: a backend must not set them on the Argo CD origin.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Deadline, isTunnelError } from '@pullplane/tunnel';
 import { ExchangeRecord } from './exchange-record.js';
-import { type FrontContext, headDeadline, trackRevocation } from './front-context.js';
+import { exchangeDeadline, type FrontContext, headDeadline, trackRevocation } from './front-context.js';
 import { exchangeFailure, tunnelFailure } from './front-failures.js';
 import { bindHttpExchange } from './http-exchange.js';
 import { relayHttpResponse } from './http-response.js';
@@ -70,19 +70,25 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
       },
       onTooLarge: () => fail({ name: route.failures.TOO_LARGE, detail: `more than ${max} bytes` }),
     });
-    const cancelDeadline = streaming ? undefined : headDeadline(deadline, stream);
-    let head: Awaited<ReturnType<typeof stream.responseHead>>;
+    const wholeAnswer = !streaming && route.deadlineCoversBody(target);
+    let head: Awaited<ReturnType<typeof stream.responseHead>> | undefined;
+    const cancelDeadline = streaming
+      ? undefined
+      : wholeAnswer
+        ? exchangeDeadline(deadline, stream, () => head !== undefined)
+        : headDeadline(deadline, stream);
     try {
       head = await stream.responseHead();
     } catch (err) {
+      cancelDeadline?.();
       // Answered already (the body was over the limit), or the caller went away.
       if (res.writableEnded || res.destroyed) return;
       return fail(exchangeFailure(route.failures, err, revoked()));
-    } finally {
-      cancelDeadline?.();
     }
+    if (!wholeAnswer) cancelDeadline?.();
+    const answered = head;
     route.headArrived(req, target, x.elapsed());
-    relayHttpResponse(req, res, stream, head, {
+    relayHttpResponse(req, res, stream, answered, {
       strip: (lower) => route.stripResponse(lower),
       flushHead: route.flushHead(target),
       onBody: (n) => {
@@ -95,7 +101,7 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
             requestId: x.requestId,
             agent: target.agent,
             ...route.describe(target),
-            status: head.status,
+            status: answered.status,
             reason,
             detail,
           },
@@ -103,8 +109,13 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
         );
       },
       onEnd: ({ error, cancelled }) => {
-        if (!error) return x.finish(head.status);
-        x.finish(head.status, { failure: 'MID_BODY', error: error.message, cancelled: Boolean(cancelled) });
+        cancelDeadline?.();
+        if (!error) return x.finish(answered.status);
+        x.finish(answered.status, {
+          failure: 'MID_BODY',
+          error: error.message,
+          cancelled: Boolean(cancelled),
+        });
       },
     });
   } catch (err) {

@@ -48,3 +48,23 @@ export function headDeadline(deadline: Deadline, stream: TunnelStream): () => vo
     stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${deadline.timeoutMs} ms`),
   );
 }
+
+/**
+ * Resets `stream` unless its head and its whole body arrive by the request's deadline; returns
+ * the cancel. A body that stalls after the head would otherwise hold the caller, the stream and
+ * the agent's request to its cluster until a link failed.
+ */
+export function exchangeDeadline(
+  deadline: Deadline,
+  stream: TunnelStream,
+  headArrived: () => boolean,
+): () => void {
+  return deadline.onExpiry(() =>
+    stream.reset(
+      TunnelErrorCode.DEADLINE_EXCEEDED,
+      headArrived()
+        ? `the answer was not complete within ${deadline.timeoutMs} ms`
+        : `no answer within ${deadline.timeoutMs} ms`,
+    ),
+  );
+}

@@ -66,6 +66,11 @@ export interface ProxyRoute<T extends FrontTarget, N extends string> {
   head(req: IncomingMessage, target: T, headers: ForwardedHeader[], upgrade: string): OpenHead;
   /** A long-lived request (a watch): no deadline for its head. */
   streaming(target: T): boolean;
+  /**
+   * Whether the deadline bounds the whole answer, body included, as the Kubernetes API server's
+   * request timeout does for requests that are not long-running; otherwise only its head.
+   */
+  deadlineCoversBody(target: T): boolean;
   /** Send the response head at once when no body came with it (watches, event streams). */
   flushHead(target: T): boolean;
   /** Whether an agent's response header (lower-case name) stays behind. */

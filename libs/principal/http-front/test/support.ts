@@ -57,7 +57,7 @@ export interface RouteLog {
 
 export function testRoute(
   log: RouteLog,
-  o: { upgrades?: boolean; streaming?: boolean } = {},
+  o: { upgrades?: boolean; streaming?: boolean; deadlineCoversBody?: boolean } = {},
 ): ProxyRoute<TestTarget, TestName> {
   return {
     proxy: 'test',
@@ -85,6 +85,7 @@ export function testRoute(
       value: { method: req.method ?? 'GET', path: req.url ?? '/', headers, ...(upgrade ? { upgrade } : {}) },
     }),
     streaming: () => o.streaming ?? false,
+    deadlineCoversBody: () => o.deadlineCoversBody ?? false,
     flushHead: () => true,
     stripResponse: (h) => h === 'set-cookie' || h === 'connection' || h === 'transfer-encoding',
     describe: (t) => ({ caller: t.caller }),

@@ -23,7 +23,7 @@ export interface ResourceProxyOptions {
    */
   tls?: ResourceProxyTls;
   auth: CallerAuthOptions;
-  /** Non-streaming requests fail with 504 when no response head arrives in time. */
+  /** Non-streaming requests fail with 504 when no response head arrives in time, and are cut when their body has not ended by then. */
   requestTimeoutMs: number;
   maxRequestBodyBytes: number;
   /** Callers allowed to send Impersonate-* headers through (empty: stripped for all). */

@@ -65,6 +65,8 @@ export function resourceRoute(o: ResourceRouteOptions): ProxyRoute<ResolvedTarge
     }),
     streaming: (target) => isStreaming(target.path),
     flushHead: (target) => isStreaming(target.path),
+    // As the API server's own request timeout: a GET or LIST whose body stalls is cut, not held.
+    deadlineCoversBody: (target) => !isStreaming(target.path),
     stripResponse: isStrippedResponseHeader,
     describe: (target) => ({ caller: target.caller }),
     headArrived: (req, _target, seconds) => o.metrics.headArrived(req, seconds),

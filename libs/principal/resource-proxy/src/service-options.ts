@@ -161,7 +161,8 @@ export const resourceProxyServiceOptions = defineOptions([
     default: '10s',
     env: 'ARGOCD_PRINCIPAL_RESOURCE_PROXY_REQUEST_TIMEOUT',
     paramsKey: 'principal.resource-proxy.request-timeout',
-    description: 'Non-streaming requests without an answer by then get 504.',
+    description:
+      'Non-streaming requests without an answer by then get 504; one whose body is still coming then is cut, as the API server cuts its own.',
   },
   {
     flag: 'max-request-body',

@@ -89,6 +89,8 @@ export interface FakeKubeApiServer {
   activeWatches(): number;
   /** Number of open `logs -f` streams. */
   activeLogFollows(): number;
+  /** Requests held open by a `hang` or `stallBody` fault whose client has not gone away. */
+  heldRequests(): number;
   /** Every exec, attach and port-forward session served, oldest first (the last 1000). */
   streamSessions(): readonly StreamSession[];
   /** Exec, attach and port-forward sessions still open. */
@@ -176,7 +178,11 @@ export async function startFakeKubeApiServer(
     try {
       const admitted = await admission.admit(req, url, user);
       if (typeof admitted !== 'string') {
-        if ('hang' in admitted) {
+        if ('hang' in admitted || 'stallBody' in admitted) {
+          if ('stallBody' in admitted) {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.write(admitted.stallBody);
+          }
           hung.add(res);
           res.on('close', () => hung.delete(res));
         } else if ('destroy' in admitted) req.socket.destroy();
@@ -257,6 +263,7 @@ export async function startFakeKubeApiServer(
     },
     activeWatches: () => ctx.watches.size,
     activeLogFollows: () => ctx.logFollowers.size,
+    heldRequests: () => hung.size,
     streamSessions: () => sessions.list(),
     activeStreamSessions: () => sessions.activeCount(),
     forwardPodPort: (namespace, pod, port, target) => forwarder.setTarget(namespace, pod, port, target),

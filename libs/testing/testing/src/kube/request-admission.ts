@@ -29,6 +29,8 @@ export interface FaultRequest {
 export type FaultAction =
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true }
+  /** 200 with the start of a JSON body, then nothing more: a response stalled mid-body. */
+  | { stallBody: string }
   | { destroy: true }
   | { delayMs: number };
 

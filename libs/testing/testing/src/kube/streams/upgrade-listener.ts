@@ -54,7 +54,8 @@ async function serveUpgrade(deps: UpgradeListenerDeps, req: IncomingMessage, soc
   try {
     const admitted = await deps.admission.admit(req, url, user);
     if (typeof admitted !== 'string') {
-      if ('hang' in admitted) {
+      // An upgrade never gets a body to stall in: it hangs as a whole.
+      if ('hang' in admitted || 'stallBody' in admitted) {
         deps.hung.add(socket);
         socket.on('close', () => deps.hung.delete(socket));
       } else if ('destroy' in admitted) socket.destroy();
