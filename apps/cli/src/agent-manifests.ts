@@ -254,10 +254,11 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
                     name: 'ARGOCD_AGENT_NAMESPACE',
                     valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
                   },
-                  // Argo CD's Redis password, as Argo CD's own components read it.
+                  // Argo CD's Redis password, as Argo CD's own components read it; optional: a
+                  // cluster without Argo CD (shape 2) has no Redis and no Secret.
                   {
                     name: 'REDIS_PASSWORD',
-                    valueFrom: { secretKeyRef: { name: 'argocd-redis', key: 'auth' } },
+                    valueFrom: { secretKeyRef: { name: 'argocd-redis', key: 'auth', optional: true } },
                   },
                 ],
                 ports: [

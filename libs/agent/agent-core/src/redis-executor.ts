@@ -231,6 +231,8 @@ export class RedisExecutor {
         // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
         count?.(name, err.name !== 'ReplyError');
         if (span) endRedisCommandSpan(span, err.name === 'ReplyError' ? 'reply_error' : 'unavailable');
+        if (err.name === 'ReplyError' && !this.opts.endpoint.password && err.message.startsWith('NOAUTH'))
+          return errorReply(this.noPassword(err.message));
         return errorReply(
           err.name === 'ReplyError'
             ? err.message
@@ -245,6 +247,21 @@ export class RedisExecutor {
     const pool = this.pool ?? [];
     this.pool = undefined;
     await Promise.all(pool.map((r) => r.quit().catch(() => r.disconnect())));
+  }
+
+  private warnedNoPassword = false;
+
+  /**
+   * The local Redis wants a password and the agent has none (the bundles' REDIS_PASSWORD is
+   * optional, for clusters without Argo CD): the reply says so, and the log once.
+   */
+  private noPassword(reply: string): string {
+    const why = `the agent${this.opts.agentName ? ` ${this.opts.agentName}` : ''} has no password for its local redis (--redis-password, REDIS_PASSWORD: Secret argocd-redis, key auth)`;
+    if (!this.warnedNoPassword) {
+      this.warnedNoPassword = true;
+      this.log.warn({ reply }, `the local redis requires a password and ${why}`);
+    }
+    return `${reply.replace(/\.$/, '')}: ${why}`;
   }
 
   private connection(): Redis {
