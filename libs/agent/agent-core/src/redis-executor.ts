@@ -320,10 +320,19 @@ export class RedisExecutor {
       // The proxy stopped reading: drop the subscription rather than queue without bound.
       if (stream.writableLength > maxPending) stream.reset(TunnelErrorCode.INTERNAL, 'subscriber too slow');
     };
-    const timer = setTimeout(
-      () => stream.reset(TunnelErrorCode.UNAVAILABLE, 'the local redis did not confirm the subscription'),
-      this.opts.commandTimeoutMs ?? 5_000,
-    );
+    const timer = setTimeout(() => {
+      const refused = this.subscriber.refused;
+      stream.reset(
+        TunnelErrorCode.UNAVAILABLE,
+        refused === undefined
+          ? 'the local redis did not confirm the subscription'
+          : `the local redis refused the subscription: ${
+              !this.opts.endpoint.password && refused.startsWith('NOAUTH')
+                ? this.noPassword(refused)
+                : refused
+            }`,
+      );
+    }, this.opts.commandTimeoutMs ?? 5_000);
     stream.once('close', () => {
       clearTimeout(timer);
       this.hub.remove(kind, cut.local, listener);

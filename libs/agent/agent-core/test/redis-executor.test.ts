@@ -173,7 +173,7 @@ describe('RedisExecutor push cap', () => {
 });
 
 describe('RedisExecutor without a password', () => {
-  it("answers a Redis that wants a password with NOAUTH and the agent's reason, logged once", async () => {
+  it("answers a Redis that wants a password with NOAUTH and the agent's reason, logged once; subscriptions say so too", async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino(
       { level: 'warn' },
@@ -189,6 +189,8 @@ describe('RedisExecutor without a password', () => {
       endpoint: { host: redis.host, port: redis.port },
       logger,
       poolSize: 1,
+      // How long a subscription waits for Redis to confirm it before the stream is reset.
+      commandTimeoutMs: 1_000,
     });
     const link = createMemoryLink();
     const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
@@ -221,6 +223,18 @@ describe('RedisExecutor without a password', () => {
       expect(lines.filter((l) => String(l.msg).includes('has no password'))).toEqual([
         expect.objectContaining({ msg: `the local redis requires a password and ${reason}` }),
       ]);
+      const sub = requester.open({
+        head: {
+          case: 'redis',
+          value: {
+            args: [Buffer.from('SUBSCRIBE'), Buffer.from('app|resources-tree|east_gb|1')],
+            respVersion: 3,
+          },
+        },
+      });
+      await expect(sub.responseHead()).rejects.toThrow(
+        `the local redis refused the subscription: NOAUTH Authentication required: ${reason}`,
+      );
     } finally {
       await bare.stop();
     }
