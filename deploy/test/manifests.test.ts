@@ -746,6 +746,13 @@ describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
       expect(ns).toEqual([{ apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] }]);
     });
 
+    it("reads Argo CD's Redis password only if its Secret exists (a cluster without Argo CD has none)", () => {
+      const x = r(dir);
+      const d = get(x.objects, 'Deployment', 'argocd-agent-agent');
+      const env = containersOf(d)[0]!.env.find((e: { name: string }) => e.name === 'REDIS_PASSWORD');
+      expect(env?.valueFrom?.secretKeyRef).toEqual({ name: 'argocd-redis', key: 'auth', optional: true });
+    });
+
     it('grants exec, attach and port-forward wherever the agent may serve them', () => {
       const x = r(dir);
       const agent = x.configs.get('argocd-agent-agent/agent')!;

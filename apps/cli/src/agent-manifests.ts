@@ -1,3 +1,9 @@
+import {
+  AGENT_CLUSTER_ROLE_RULES,
+  AGENT_ENHANCED_CLUSTER_ROLE_RULES,
+  AGENT_ROLE_RULES,
+} from './gen/agent-rbac.js';
+
 /**
  * What a workload cluster needs to run one agent from a ClusterAgent: ServiceAccount, RBAC,
  * NetworkPolicies, the credential and CA Secrets, the ClusterAgent, a params ConfigMap for
@@ -54,39 +60,10 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: role },
     subjects: subject,
   });
-  const all = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-  const clusterRules =
-    o.rbac === 'enhanced'
-      ? [
-          {
-            apiGroups: [''],
-            resources: [
-              'pods',
-              'services',
-              'endpoints',
-              'persistentvolumeclaims',
-              'configmaps',
-              'secrets',
-              'serviceaccounts',
-              'namespaces',
-            ],
-            verbs: all,
-          },
-          {
-            apiGroups: ['apps'],
-            resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
-            verbs: all,
-          },
-          { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'networkpolicies'], verbs: all },
-          {
-            apiGroups: ['rbac.authorization.k8s.io'],
-            resources: ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'],
-            verbs: all,
-          },
-          { apiGroups: ['argoproj.io'], resources: ['*'], verbs: ['*'] },
-          { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list'] },
-        ]
-      : [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] }];
+  // The bundle's rules (deploy/base/agent, deploy/components/agent-enhanced-rbac), generated.
+  const clusterRules = structuredClone(
+    o.rbac === 'enhanced' ? AGENT_ENHANCED_CLUSTER_ROLE_RULES : AGENT_CLUSTER_ROLE_RULES,
+  );
   const params: Record<string, string> = {
     // Server, name and credentials come from the ClusterAgent (--cluster-agent), which wins.
     'agent.cluster-agent': o.agent,
@@ -118,13 +95,7 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
       kind: 'Role',
       metadata: meta(name),
       rules: [
-        {
-          apiGroups: ['argoproj.io'],
-          resources: ['applications', 'appprojects', 'applicationsets'],
-          verbs: all,
-        },
-        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: all },
-        { apiGroups: [''], resources: ['events'], verbs: ['create', 'list'] },
+        ...structuredClone(AGENT_ROLE_RULES),
         // Its ClusterAgent: read and followed; the status written back.
         {
           apiGroups: ['pullplane.io'],
@@ -254,10 +225,11 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
                     name: 'ARGOCD_AGENT_NAMESPACE',
                     valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
                   },
-                  // Argo CD's Redis password, as Argo CD's own components read it.
+                  // Argo CD's Redis password, as Argo CD's own components read it; optional: a
+                  // cluster without Argo CD (shape 2) has no Redis and no Secret.
                   {
                     name: 'REDIS_PASSWORD',
-                    valueFrom: { secretKeyRef: { name: 'argocd-redis', key: 'auth' } },
+                    valueFrom: { secretKeyRef: { name: 'argocd-redis', key: 'auth', optional: true } },
                   },
                 ],
                 ports: [

@@ -156,10 +156,15 @@ it('emits a set kubectl applies as is, next to deploy/base/agent, and the agent 
   for (const [k, v] of Object.entries(configMap.data!)) writeFileSync(path.join(paramsDir, k), v);
   const args = container.args.map((a) => a.replace(mount.mountPath, paramsDir));
   expect(container.env.map((e) => e.name)).toEqual(['ARGOCD_AGENT_NAMESPACE', 'REDIS_PASSWORD']);
+  // Argo CD's Redis password only if its Secret exists: this cluster has no Argo CD and no
+  // Secret argocd-redis, so the kubelet starts the pod without REDIS_PASSWORD.
+  expect(container.env.find((e) => e.name === 'REDIS_PASSWORD')?.valueFrom).toEqual({
+    secretKeyRef: { name: 'argocd-redis', key: 'auth', optional: true },
+  });
   agent = spawnAppProcess(
     'agent',
     [...args, `--kubeconfig=${kubeconfig}`, '--metrics-port=0', '--healthz-port=0'],
-    { ARGOCD_AGENT_NAMESPACE: 'argocd', REDIS_PASSWORD: 'unused-here' },
+    { ARGOCD_AGENT_NAMESPACE: 'argocd' },
   );
   await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'east', 30_000);
 
@@ -178,7 +183,7 @@ it('emits a set kubectl applies as is, next to deploy/base/agent, and the agent 
 interface PodSpec {
   containers: Array<{
     args: string[];
-    env: Array<{ name: string }>;
+    env: Array<{ name: string; valueFrom?: unknown }>;
     volumeMounts: Array<{ name: string; mountPath: string }>;
   }>;
   volumes: Array<{ name: string; configMap?: { name: string } }>;

@@ -253,3 +253,46 @@ it('says which Secret is missing when the token reference points nowhere', async
   );
   expect(c.Connected?.message).toBe('Secret argocd/no-such-secret (spec.token.secretRef) does not exist');
 });
+
+it('follows its token Secret: a rotated token is judged on the live tunnel and presented at the next connection', async () => {
+  const jti = (token: string) =>
+    (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { jti: string }).jti;
+  const secret = (token: string) => `apiVersion: v1
+kind: Secret
+metadata: {name: south-token, namespace: argocd}
+stringData: {token: ${token}}
+`;
+  const expiring = await authority.issue('south', { ttlSeconds: 3 * 86_400 });
+  const rotated = await authority.issue('south', { ttlSeconds: 90 * 86_400 });
+  await kubectl(
+    ['apply', '-f', '-'],
+    `${secret(expiring)}---\n${clusterAgent('south', 'south', 'south-token')}`,
+  );
+  await startAgent('south');
+  const before = await until(
+    'Connected with the expiring token',
+    () => conditions('south'),
+    (c) => c.Connected?.status === 'True' && c.CredentialExpiresSoon?.reason === 'TokenExpiresSoon',
+  );
+  expect(gw.app.gateway!.session('south')?.info.tokenId).toBe(jti(expiring));
+
+  // Rotated in its Secret, no restart: judged at once, while the live tunnel keeps the old one.
+  await kubectl(['apply', '-f', '-'], secret(rotated));
+  const after = await until(
+    'the rotated token judged',
+    () => conditions('south'),
+    (c) => c.CredentialExpiresSoon?.reason === 'TokenValid',
+  );
+  expect(after.CredentialExpiresSoon?.status).toBe('False');
+  expect(after.Connected).toEqual(before.Connected);
+  expect(gw.app.gateway!.session('south')?.info.tokenId).toBe(jti(expiring));
+
+  // The next connection (the old token revoked at the gateway) presents the rotated one.
+  expect(gw.app.gateway!.kickToken(jti(expiring), 'token rotated')).toEqual(['south']);
+  const tokenId = await until(
+    'reconnected with the rotated token',
+    async () => gw.app.gateway!.session('south')?.info.tokenId,
+    (id) => id === jti(rotated),
+  );
+  expect(tokenId).toBe(jti(rotated));
+});

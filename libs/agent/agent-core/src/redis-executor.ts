@@ -231,6 +231,8 @@ export class RedisExecutor {
         // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
         count?.(name, err.name !== 'ReplyError');
         if (span) endRedisCommandSpan(span, err.name === 'ReplyError' ? 'reply_error' : 'unavailable');
+        if (err.name === 'ReplyError' && !this.opts.endpoint.password && err.message.startsWith('NOAUTH'))
+          return errorReply(this.noPassword(err.message));
         return errorReply(
           err.name === 'ReplyError'
             ? err.message
@@ -245,6 +247,21 @@ export class RedisExecutor {
     const pool = this.pool ?? [];
     this.pool = undefined;
     await Promise.all(pool.map((r) => r.quit().catch(() => r.disconnect())));
+  }
+
+  private warnedNoPassword = false;
+
+  /**
+   * The local Redis wants a password and the agent has none (the bundles' REDIS_PASSWORD is
+   * optional, for clusters without Argo CD): the reply says so, and the log once.
+   */
+  private noPassword(reply: string): string {
+    const why = `the agent${this.opts.agentName ? ` ${this.opts.agentName}` : ''} has no password for its local redis (--redis-password, REDIS_PASSWORD: Secret argocd-redis, key auth)`;
+    if (!this.warnedNoPassword) {
+      this.warnedNoPassword = true;
+      this.log.warn({ reply }, `the local redis requires a password and ${why}`);
+    }
+    return `${reply.replace(/\.$/, '')}: ${why}`;
   }
 
   private connection(): Redis {
@@ -303,10 +320,19 @@ export class RedisExecutor {
       // The proxy stopped reading: drop the subscription rather than queue without bound.
       if (stream.writableLength > maxPending) stream.reset(TunnelErrorCode.INTERNAL, 'subscriber too slow');
     };
-    const timer = setTimeout(
-      () => stream.reset(TunnelErrorCode.UNAVAILABLE, 'the local redis did not confirm the subscription'),
-      this.opts.commandTimeoutMs ?? 5_000,
-    );
+    const timer = setTimeout(() => {
+      const refused = this.subscriber.refused;
+      stream.reset(
+        TunnelErrorCode.UNAVAILABLE,
+        refused === undefined
+          ? 'the local redis did not confirm the subscription'
+          : `the local redis refused the subscription: ${
+              !this.opts.endpoint.password && refused.startsWith('NOAUTH')
+                ? this.noPassword(refused)
+                : refused
+            }`,
+      );
+    }, this.opts.commandTimeoutMs ?? 5_000);
     stream.once('close', () => {
       clearTimeout(timer);
       this.hub.remove(kind, cut.local, listener);

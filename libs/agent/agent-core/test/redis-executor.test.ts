@@ -171,3 +171,72 @@ describe('RedisExecutor push cap', () => {
     }
   });
 });
+
+describe('RedisExecutor without a password', () => {
+  it("answers a Redis that wants a password with NOAUTH and the agent's reason, logged once; subscriptions say so too", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino(
+      { level: 'warn' },
+      {
+        write: (l: string) => {
+          lines.push(JSON.parse(l) as Record<string, unknown>);
+        },
+      },
+    );
+    // The bundles' REDIS_PASSWORD is optional: an agent on a cluster without the Secret has none.
+    const bare = new RedisExecutor({
+      agentName: 'east',
+      endpoint: { host: redis.host, port: redis.port },
+      logger,
+      poolSize: 1,
+      // How long a subscription waits for Redis to confirm it before the stream is reset.
+      commandTimeoutMs: 1_000,
+    });
+    const link = createMemoryLink();
+    const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
+    const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (st) => bare.handle(st) });
+    link.connect(
+      (f) => requester.receive(f),
+      (f) => agent.receive(f),
+    );
+    const get = async () => {
+      const s = requester.open({
+        head: {
+          case: 'redis',
+          value: {
+            args: [Buffer.from('GET'), Buffer.from('app|managed-resources|east_gb|1.gz')],
+            respVersion: 2,
+          },
+        },
+      });
+      expect((await s.responseHead()).status).toBe(200);
+      const chunks: Buffer[] = [];
+      s.on('data', (c: Buffer) => chunks.push(c));
+      await new Promise((r) => s.on('end', r));
+      return Buffer.concat(chunks).toString('latin1');
+    };
+    try {
+      const reason =
+        'the agent east has no password for its local redis (--redis-password, REDIS_PASSWORD: Secret argocd-redis, key auth)';
+      expect(await get()).toBe(`-NOAUTH Authentication required: ${reason}\r\n`);
+      expect(await get()).toBe(`-NOAUTH Authentication required: ${reason}\r\n`);
+      expect(lines.filter((l) => String(l.msg).includes('has no password'))).toEqual([
+        expect.objectContaining({ msg: `the local redis requires a password and ${reason}` }),
+      ]);
+      const sub = requester.open({
+        head: {
+          case: 'redis',
+          value: {
+            args: [Buffer.from('SUBSCRIBE'), Buffer.from('app|resources-tree|east_gb|1')],
+            respVersion: 3,
+          },
+        },
+      });
+      await expect(sub.responseHead()).rejects.toThrow(
+        `the local redis refused the subscription: NOAUTH Authentication required: ${reason}`,
+      );
+    } finally {
+      await bare.stop();
+    }
+  });
+});

@@ -40,6 +40,7 @@ export class RedisSubscriber {
   private readonly wanted = { channel: new Map<string, Buffer>(), pattern: new Map<string, Buffer>() };
   private readonly confirmed = new Set<string>();
   private readonly waiters = new Map<string, Array<() => void>>();
+  private refusal: string | undefined;
 
   constructor(private readonly opts: RedisSubscriberOptions) {
     this.backoff = opts.minBackoffMs ?? 100;
@@ -47,6 +48,11 @@ export class RedisSubscriber {
 
   get connected(): boolean {
     return this.ready;
+  }
+
+  /** The error Redis last answered this connection with (NOAUTH…), until a subscription is confirmed. */
+  get refused(): string | undefined {
+    return this.refusal;
   }
 
   /** Resolves when Redis has confirmed the subscription (waits across reconnects). */
@@ -141,6 +147,7 @@ export class RedisSubscriber {
   private onValue(v: RespValue): void {
     if (v.type === 'error') {
       this.opts.logger.warn({ reply: v.value }, 'redis subscriber connection refused');
+      this.refusal = v.value;
       if (/^(NOAUTH|WRONGPASS|NOPERM)/.test(v.value)) this.socket?.destroy();
       return;
     }
@@ -162,6 +169,7 @@ export class RedisSubscriber {
       const name = buf(a);
       if (!name) return;
       this.backoff = this.opts.minBackoffMs ?? 100;
+      this.refusal = undefined;
       const k = key(kind === 'subscribe' ? 'channel' : 'pattern', name);
       if (!this.wanted[kind === 'subscribe' ? 'channel' : 'pattern'].has(k)) return;
       this.confirmed.add(k);

@@ -1,6 +1,6 @@
 import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { type Service, serviceOps } from '@pullplane/service';
-import { apiStatus, clientNode, loadKubeAccess } from '@pullplane/tls-material';
+import { apiStatus, clientNode, loadKubeAccess, type SecretData, SecretWatch } from '@pullplane/tls-material';
 import type { AgentServiceConfig } from '../agent-options.js';
 import { type AgentService, type AgentServiceDeps, createAgentService } from '../agent-service.js';
 import {
@@ -28,7 +28,9 @@ export interface ClusterAgentService extends Service {
  * Runs the agent from a ClusterAgent (--cluster-agent) in --namespace of the local cluster:
  * follows it (list, then watch; re-listed whenever the watch ends), runs an agent from its
  * spec over the flags (a changed spec restarts the agent, a deleted ClusterAgent closes the
- * tunnel until one is created again), and writes its status conditions: Connected,
+ * tunnel until one is created again; the Secret spec.token.secretRef names is watched, so a
+ * rotated token is presented from the next connection on, without a restart), and writes its
+ * status conditions: Connected,
  * Registered (told by the gateway once the Argo CD cluster Secret is written) and
  * CredentialExpiresSoon (the token's or the client certificate's expiry).
  */
@@ -45,6 +47,8 @@ export function createClusterAgentService(
   let custom: CustomObjectsApi;
   let core: CoreV1Api;
   let inner: AgentService | undefined;
+  /** The Secret spec.token.secretRef names, followed while `inner` runs from it. */
+  let tokenSecret: SecretWatch | undefined;
   let status: ClusterAgentStatus | undefined;
   let specKey: string | undefined;
   let chain: Promise<void> = Promise.resolve();
@@ -61,8 +65,18 @@ export function createClusterAgentService(
       : `${where} does not exist or cannot run`,
   );
 
+  const tokenIn = (data: SecretData, ref: { name: string; key: string }): string => {
+    if (!data) throw new Error(`Secret ${namespace}/${ref.name} (spec.token.secretRef) does not exist`);
+    const value = data[ref.key]?.toString('utf8').trim();
+    if (!value)
+      throw new Error(`Secret ${namespace}/${ref.name} (spec.token.secretRef) has no key ${ref.key}`);
+    return value;
+  };
+
+  /** The token for the next connection: from the watched Secret, else read now. */
   const readToken = async (source: NonNullable<TokenSource>): Promise<string> => {
     if ('inline' in source) return source.inline;
+    if (tokenSecret) return tokenIn(tokenSecret.current, source.secret);
     const { name: secret, key } = source.secret;
     let data: Record<string, string> | undefined;
     try {
@@ -73,7 +87,7 @@ export function createClusterAgentService(
         code === 404
           ? `Secret ${namespace}/${secret} (spec.token.secretRef) does not exist`
           : code === 403
-            ? `Secret ${namespace}/${secret} (spec.token.secretRef): forbidden (the agent needs get on it)`
+            ? `Secret ${namespace}/${secret} (spec.token.secretRef): forbidden (the agent needs get, list and watch on it)`
             : `Secret ${namespace}/${secret} (spec.token.secretRef): ${String(err)}`,
       );
     }
@@ -82,13 +96,38 @@ export function createClusterAgentService(
     return value;
   };
 
+  const stopInner = async () => {
+    tokenSecret?.stop();
+    tokenSecret = undefined;
+    await inner?.stop();
+    inner = undefined;
+  };
+
+  /**
+   * Follows the token's Secret for the agent about to run: the next connection presents what
+   * it holds then, and a rotated token's expiry is judged when it changes. Without list and
+   * watch on it the Secret is read at every connection instead.
+   */
+  const followTokenSecret = async (ref: { name: string; key: string }) => {
+    const watch = new SecretWatch({ kubeConfig: kube, namespace, name: ref.name, logger });
+    try {
+      await watch.start();
+      tokenSecret = watch;
+    } catch (err) {
+      watch.stop();
+      logger.warn(
+        { err: String(err) },
+        `cannot watch Secret ${namespace}/${ref.name} (spec.token.secretRef); reading it at every connection instead`,
+      );
+    }
+  };
+
   /** Runs what `obj` says (undefined: deleted). Called one at a time. */
   const apply = async (obj: ClusterAgentObject | undefined): Promise<void> => {
     if (stopped) return;
     if (!obj) {
       if (inner) {
-        await inner.stop();
-        inner = undefined;
+        await stopInner();
         logger.info(`${where} deleted; tunnel closed until it is created again`);
       }
       await status?.close();
@@ -103,8 +142,7 @@ export function createClusterAgentService(
     if (key === specKey) return;
     specKey = key;
     if (inner) {
-      await inner.stop();
-      inner = undefined;
+      await stopInner();
       logger.info(`${where} changed; restarting the agent with its new spec`);
     }
     const applied = applyClusterAgent(c, obj);
@@ -116,13 +154,17 @@ export function createClusterAgentService(
     const cfg = applied.config;
     const source = applied.token;
     let tokenProblem: string | undefined;
+    const judgeToken = (value: string) => {
+      tokenProblem = undefined;
+      const c = credentialExpiryCondition('token', tokenExpiry(value), Date.now());
+      st.set('CredentialExpiresSoon', c.status, c.reason, c.message);
+    };
+    if (source && 'secret' in source) await followTokenSecret(source.secret);
     const token = source
       ? async () => {
           try {
             const value = await readToken(source);
-            tokenProblem = undefined;
-            const c = credentialExpiryCondition('token', tokenExpiry(value), Date.now());
-            st.set('CredentialExpiresSoon', c.status, c.reason, c.message);
+            judgeToken(value);
             return value;
           } catch (err) {
             tokenProblem = err instanceof Error ? err.message : String(err);
@@ -146,6 +188,17 @@ export function createClusterAgentService(
     });
     const connector = svc.agent.connector;
     const target = `${cfg.serverAddress}:${cfg.serverPort}`;
+    // A rotated token: judged now, presented from the next connection on; the live tunnel keeps
+    // the one it was opened with.
+    if (source && 'secret' in source)
+      tokenSecret?.on('change', (data) => {
+        try {
+          judgeToken(tokenIn(data, source.secret));
+        } catch (err) {
+          tokenProblem = err instanceof Error ? err.message : String(err);
+          if (!connector.connected) st.set('Connected', 'False', 'TokenUnavailable', tokenProblem);
+        }
+      });
     st.set('Connected', 'Unknown', 'Connecting', `dialling the gateway at ${target}`);
     st.set('Registered', 'Unknown', 'WaitingForGateway', 'the gateway has not said yet');
     connector.on('connected', (w) => {
@@ -198,6 +251,8 @@ export function createClusterAgentService(
       await svc.start();
     } catch (err) {
       inner = undefined;
+      tokenSecret?.stop();
+      tokenSecret = undefined;
       await svc.stop().catch(() => undefined);
       logger.error({ err: String(err) }, `the agent of ${where} cannot start`);
       st.set('Connected', 'False', 'StartFailed', String(err instanceof Error ? err.message : err));
@@ -301,8 +356,7 @@ export function createClusterAgentService(
       abort?.abort();
       wake?.();
       await chain;
-      await inner?.stop();
-      inner = undefined;
+      await stopInner();
       await status?.close();
       await following;
       await ops.close();

@@ -8,7 +8,8 @@ export interface CredentialCondition {
 }
 
 const RENEW = {
-  token: 'issue a new one (pullplane agent create) and update spec.token',
+  token:
+    'issue a new one (pullplane agent create) and put it in the Secret spec.token.secretRef names; it is used from the next connection, with no restart',
   certificate:
     'issue a new one (pullplane cert create --kind agent) and update its Secret; it is used from the next connection, with no restart',
 } as const;
