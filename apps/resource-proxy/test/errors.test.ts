@@ -219,6 +219,21 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     }
   });
 
+  it('504 when a watch gets no head within --request-timeout, and the cluster request ends with it', async () => {
+    h.cluster.setFault((req) =>
+      req.path.endsWith('/limitranges') && req.query.get('watch') === '1' ? { hang: true } : undefined,
+    );
+    try {
+      // The cluster never answers the watch: only the deadline can produce this reply.
+      const r = await h.call('GET', '/api/v1/namespaces/demo/limitranges?watch=1', { cert: callerCert });
+      expect(r.status).toBe(504);
+      expect(status(r.body)).toMatchObject({ reason: 'Timeout', message: expect.stringMatching(/2000 ms/) });
+      await waitFor(() => h.cluster.heldRequests() === 0);
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+
   it('cuts an answer whose body stalls after its head at --request-timeout, and the cluster request with it', async () => {
     h.cluster.setFault((req) =>
       req.path.endsWith('/persistentvolumeclaims')

@@ -79,7 +79,6 @@ export function extensionRoute(
       },
     }),
     // Bodies may stream on for as long as they last; the head must come in time.
-    streaming: () => false,
     deadlineCoversBody: () => false,
     // Event streams must reach the browser as they come: no waiting for a first body chunk.
     flushHead: () => true,

@@ -45,7 +45,6 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > max) return fail({ name: route.failures.TOO_LARGE, detail: `${declared} bytes > ${max}` });
     const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
-    const streaming = route.streaming(target);
     let stream: ReturnType<typeof ctx.router.open>;
     try {
       stream = ctx.router.open(target.agent, {
@@ -54,8 +53,6 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
         requestId: x.requestId,
         ...trace,
         deadline,
-        // A watch's or a followed log's head may come late: the deadline bounds finding the agent.
-        ...(streaming ? { routeOnly: true } : {}),
       });
     } catch (err) {
       if (isTunnelError(err)) return fail({ name: route.failures[tunnelFailure(err)], detail: err.message });
@@ -70,22 +67,22 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
       },
       onTooLarge: () => fail({ name: route.failures.TOO_LARGE, detail: `more than ${max} bytes` }),
     });
-    const wholeAnswer = !streaming && route.deadlineCoversBody(target);
+    const wholeAnswer = route.deadlineCoversBody(target);
     let head: Awaited<ReturnType<typeof stream.responseHead>> | undefined;
-    const cancelDeadline = streaming
-      ? undefined
-      : wholeAnswer
-        ? exchangeDeadline(deadline, stream, () => head !== undefined)
-        : headDeadline(deadline, stream);
+    // Every answer's head is due by the deadline: an API server sends a watch's or a followed
+    // log's head at once, so one that does not come is a lost agent, not a slow stream.
+    const cancelDeadline = wholeAnswer
+      ? exchangeDeadline(deadline, stream, () => head !== undefined)
+      : headDeadline(deadline, stream);
     try {
       head = await stream.responseHead();
     } catch (err) {
-      cancelDeadline?.();
+      cancelDeadline();
       // Answered already (the body was over the limit), or the caller went away.
       if (res.writableEnded || res.destroyed) return;
       return fail(exchangeFailure(route.failures, err, revoked()));
     }
-    if (!wholeAnswer) cancelDeadline?.();
+    if (!wholeAnswer) cancelDeadline();
     const answered = head;
     route.headArrived(req, target, x.elapsed());
     relayHttpResponse(req, res, stream, answered, {
@@ -109,7 +106,7 @@ export async function forwardRequest<T extends FrontTarget, N extends string>(
         );
       },
       onEnd: ({ error, cancelled }) => {
-        cancelDeadline?.();
+        cancelDeadline();
         if (!error) return x.finish(answered.status);
         x.finish(answered.status, {
           failure: 'MID_BODY',

@@ -64,11 +64,10 @@ export interface ProxyRoute<T extends FrontTarget, N extends string> {
   admit?(req: IncomingMessage, target: T): Failure<N> | undefined;
   /** What the agent is asked; `upgrade` is the protocol asked for ('' for none). */
   head(req: IncomingMessage, target: T, headers: ForwardedHeader[], upgrade: string): OpenHead;
-  /** A long-lived request (a watch): no deadline for its head. */
-  streaming(target: T): boolean;
   /**
    * Whether the deadline bounds the whole answer, body included, as the Kubernetes API server's
-   * request timeout does for requests that are not long-running; otherwise only its head.
+   * request timeout does for requests that are not long-running; otherwise (a watch, a followed
+   * log, an extension's download) only its head.
    */
   deadlineCoversBody(target: T): boolean;
   /** Send the response head at once when no body came with it (watches, event streams). */

@@ -57,7 +57,7 @@ export interface RouteLog {
 
 export function testRoute(
   log: RouteLog,
-  o: { upgrades?: boolean; streaming?: boolean; deadlineCoversBody?: boolean } = {},
+  o: { upgrades?: boolean; deadlineCoversBody?: boolean } = {},
 ): ProxyRoute<TestTarget, TestName> {
   return {
     proxy: 'test',
@@ -84,7 +84,6 @@ export function testRoute(
       case: 'http',
       value: { method: req.method ?? 'GET', path: req.url ?? '/', headers, ...(upgrade ? { upgrade } : {}) },
     }),
-    streaming: () => o.streaming ?? false,
     deadlineCoversBody: () => o.deadlineCoversBody ?? false,
     flushHead: () => true,
     stripResponse: (h) => h === 'set-cookie' || h === 'connection' || h === 'transfer-encoding',

@@ -25,7 +25,8 @@ export interface ResourceRouteOptions {
 /**
  * What the resource proxy adds to the front: the caller and agent from the path, token,
  * certificate or mesh identity (`resolveTarget`); Kubernetes API requests as `http` streams;
- * watches and followed logs without a head deadline; exec, attach and port-forward as
+ * the request timeout bounds a watch's or a followed log's head, and every other answer
+ * whole; exec, attach and port-forward as
  * upgrades (WebSocket or SPDY/3.1) that the agent performs against its API server, the
  * bytes after the 101 passed through raw. Other upgrades are refused before any credential
  * is looked at.
@@ -63,7 +64,6 @@ export function resourceRoute(o: ResourceRouteOptions): ProxyRoute<ResolvedTarge
       case: 'http',
       value: { method: req.method ?? 'GET', path: target.path, headers, upgrade },
     }),
-    streaming: (target) => isStreaming(target.path),
     flushHead: (target) => isStreaming(target.path),
     // As the API server's own request timeout: a GET or LIST whose body stalls is cut, not held.
     deadlineCoversBody: (target) => !isStreaming(target.path),
