@@ -28,8 +28,9 @@ export interface StreamRelayOptions {
   tunnel: Multiplexer;
   /**
    * The agent's share, whose parent is the whole process's budget. `reserved` counts what the
-   * relay has committed: credit it passed on to senders and not yet spent, and bytes relayed and
-   * not yet written by either transport; `outstanding` counts the latter alone.
+   * relay holds for the agent's streams: each open direction its initial window, or more while
+   * the credit passed on to its sender and its bytes not yet written take more; an ended
+   * direction its bytes not yet written. `outstanding` counts the bytes not yet written alone.
    */
   budget: WindowBudget;
   /** Where a stream holding back credit waits for room in the budgets (one per process). */
@@ -50,6 +51,8 @@ interface Direction {
   withheld: number;
   /** Bytes of this direction relayed and not yet written by the transport. */
   queued: number;
+  /** What it holds of the budgets: the larger of the initial window and credit plus queued. */
+  held: number;
   /** The sender ended it (or the stream is done): its credit is no longer needed. */
   ended: boolean;
 }
@@ -115,8 +118,14 @@ export class StreamRelay {
     this.proxyId = open.streamId;
     const window = opts.tunnel.initialWindow;
     this.window = window;
-    this.request = { credit: window - open.body.byteLength, withheld: 0, queued: 0, ended: !open.hasBody };
-    this.response = { credit: window, withheld: 0, queued: 0, ended: false };
+    this.request = {
+      credit: window - open.body.byteLength,
+      withheld: 0,
+      queued: 0,
+      held: 0,
+      ended: !open.hasBody,
+    };
+    this.response = { credit: window, withheld: 0, queued: 0, held: 0, ended: false };
     this.requestEnded = !open.hasBody;
     // A v1 agent takes neither inline bodies nor end-of-stream flags: they follow as Data and End.
     this.unfold = opts.tunnel.protocolVersion < ProtocolVersion.PROTOCOL_VERSION_2;
@@ -138,11 +147,11 @@ export class StreamRelay {
       throw err;
     }
     // The windows the Open implies cannot be held back (an Open never waits: a stream that only
-    // holds credit, like a watch, must not keep others out): they are committed as they are.
+    // holds credit, like a watch, must not keep others out): they are held from here on.
     if (this.request.ended) this.request.credit = 0;
-    // The inline body is committed as well, whether it rides in the Open or follows it (v1).
-    opts.budget.reserve(this.request.credit + inline.byteLength + this.response.credit);
     this.request.queued = counted;
+    this.settle(this.request);
+    this.settle(this.response);
     const openFrame: Frame = {
       $typeName: 'pullplane.tunnel.v1.Frame',
       kind: { case: 'open', value: { ...head, streamId: this.agentId } },
@@ -265,13 +274,28 @@ export class StreamRelay {
     this.endDirection(this.response);
   }
 
-  /** A sender that ended needs no more credit: what it held goes back to the budgets. */
+  /** A sender that ended needs no more credit: what it held beyond its queued bytes goes back. */
   private endDirection(dir: Direction): void {
     if (dir.ended) return;
     dir.ended = true;
     dir.withheld = 0;
-    this.uncommit(dir.credit);
     dir.credit = 0;
+    this.settle(dir);
+  }
+
+  /**
+   * Brings what `dir` holds of the budgets to what it needs: while open, its initial window or
+   * its credit plus queued bytes, whichever is larger; once ended, its queued bytes.
+   */
+  private settle(dir: Direction): void {
+    const need = dir.ended ? dir.queued : Math.max(this.window, dir.credit + dir.queued);
+    const change = need - dir.held;
+    dir.held = need;
+    if (change > 0) this.opts.budget.reserve(change);
+    else if (change < 0) {
+      this.opts.budget.release(-change);
+      this.opts.credit.freed();
+    }
   }
 
   /** The receiver of `dir` granted `increment` more: passed on as far as the budgets allow. */
@@ -282,27 +306,27 @@ export class StreamRelay {
   }
 
   /**
-   * Passes on withheld credit, in each direction, as far as there is room for it: in the agent's
-   * share and the process's budget, or, whatever they hold, up to the stream's initial window
-   * (credit plus bytes queued), which any stream may have (a budget full of other streams'
-   * windows, say idle watches', slows a stream to its initial window per round trip, never to a
-   * halt). Less than a quarter window (or all that is withheld) waits for more room: small grants
-   * make small frames. Returns whether credit is still held back.
+   * Passes on withheld credit, in each direction, as far as there is room for it: within what
+   * the direction holds already (its initial window, which every open stream keeps, so a budget
+   * full of other streams' windows, say idle watches', slows a stream to a window per round trip,
+   * never to a halt), and beyond that within what the agent's share and the process's budget
+   * have left. Less than a quarter window (or all that is withheld) waits for more room: small
+   * grants make small frames. Returns whether credit is still held back.
    */
   private pass(): boolean {
     if (this.done) return false;
     let holding = false;
     for (const dir of [this.request, this.response]) {
       if (dir.ended || dir.withheld === 0) continue;
-      const floor = this.window - dir.credit - dir.queued;
-      const give = Math.min(dir.withheld, Math.max(floor, this.opts.budget.room));
+      const room = dir.held - dir.credit - dir.queued + this.opts.budget.room;
+      const give = Math.min(dir.withheld, room);
       if (give <= 0 || give < Math.min(dir.withheld, this.window / 4)) {
         holding = true;
         continue;
       }
-      this.opts.budget.reserve(give);
       dir.credit += give;
       dir.withheld -= give;
+      this.settle(dir);
       if (dir === this.request) this.toProxy(windowUpdateFrame(this.proxyId, give));
       else this.toAgent(windowUpdateFrame(this.agentId, give));
       if (dir.withheld > 0) holding = true;
@@ -310,18 +334,11 @@ export class StreamRelay {
     return holding;
   }
 
-  /** Releases `bytes` of commitment and offers the room to whoever waits for it. */
-  private uncommit(bytes: number): void {
-    if (bytes <= 0) return;
-    this.opts.budget.release(bytes);
-    this.opts.credit.freed();
-  }
-
   /** The transport wrote `bytes` of `dir` (or dropped them): they leave both counts. */
   private written(dir: Direction, bytes: number): void {
     dir.queued -= bytes;
     this.opts.budget.track(-bytes);
-    this.uncommit(bytes);
+    this.settle(dir);
   }
 
   private toAgent(f: Frame): void {
@@ -349,8 +366,9 @@ export class StreamRelay {
    */
   private send(to: Multiplexer, f: Frame, dir: Direction): void {
     const bytes = payload(f);
+    // Spent credit that is not sent after all (the stream is done) no longer needs holding.
     if (this.done) {
-      this.uncommit(bytes);
+      if (bytes > 0) this.settle(dir);
       return;
     }
     if (bytes === 0) {
@@ -360,11 +378,13 @@ export class StreamRelay {
     try {
       this.reserve(bytes);
     } catch (err) {
-      this.uncommit(bytes);
+      this.settle(dir);
       this.fail(err as TunnelError);
       return;
     }
     dir.queued += bytes;
+    // Within what it held (the credit was spent on these bytes), but for a v1 agent's inline body.
+    this.settle(dir);
     to.send(f, () => this.written(dir, bytes));
   }
 
