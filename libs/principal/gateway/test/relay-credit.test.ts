@@ -174,9 +174,9 @@ describe('relay credit: a burst is slowed to the agent’s share, never refused'
     expect(await metricValue(registry, 'pullplane_gateway_relay_budget_resets_total')).toBe(0);
     // What the relay committed (credit passed on and bytes queued) and what it queued stayed
     // within the share; the share held back credit on the way.
-    expect(budget.peakReserved).toBeLessThanOrEqual(share);
     expect(budget.peakOutstanding).toBeLessThanOrEqual(share);
     expect(budget.peakOutstanding).toBeGreaterThan(0);
+    expect(budget.peakReserved).toBeLessThanOrEqual(share);
     // Everything given back once the streams are done.
     await expect.poll(() => budget.reserved).toBe(0);
     expect(budget.outstanding).toBe(0);
@@ -221,13 +221,13 @@ describe('relay credit: a burst is slowed to the agent’s share, never refused'
     // The other agent's burst over the same link: all of it, byte for byte, within its own share.
     await burst(router, 'agent-busy', 6, 2 * MiB);
     const busyBudget = g.session('agent-busy')!.relayBudget;
-    expect(busyBudget.peakReserved).toBeLessThanOrEqual(share);
     expect(busyBudget.peakOutstanding).toBeLessThanOrEqual(share);
+    expect(busyBudget.peakReserved).toBeLessThanOrEqual(share);
 
     // The stalled upload was slowed, not refused: still open, and the sink's share never exceeded.
     expect(upload.destroyed).toBe(false);
-    expect(sinkBudget.peakReserved).toBeLessThanOrEqual(share);
     expect(sinkBudget.peakOutstanding).toBeLessThanOrEqual(share);
+    expect(sinkBudget.peakReserved).toBeLessThanOrEqual(share);
     expect(await metricValue(registry, 'pullplane_gateway_relay_budget_resets_total')).toBe(0);
     expect(router.linksTo(g.internalAddress)).toHaveLength(1);
 
