@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { create } from '@bufbuild/protobuf';
 import { Client, credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
@@ -18,7 +17,6 @@ import {
   type Frame,
   frame,
   GATEWAY_LINK_PATH,
-  OpenSchema,
   ResetCode,
   responseHeadFrame,
   windowUpdateFrame,
@@ -267,9 +265,7 @@ describe('relay credit: a burst is slowed to the agent’s share, never refused'
     const received: Frame[] = [];
     link.on('data', (f: Frame) => forEachFrame(f, (inner) => received.push(inner)));
     const openOn = (streamId: number) =>
-      link.write(
-        frame({ case: 'open', value: create(OpenSchema, { streamId, agent: 'agent-over', ...get('/x') }) }),
-      );
+      link.write(frame({ case: 'open', value: { streamId, agent: 'agent-over', ...get('/x') } }));
     openOn(1);
     link.write(windowUpdateFrame(1, 4 * MiB));
 
