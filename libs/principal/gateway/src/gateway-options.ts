@@ -304,7 +304,7 @@ export const gatewayServiceOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_RELAY_BUDGET',
     paramsKey: 'principal.tunnel.relay-budget',
     description:
-      'Bytes relayed between proxy links and agent tunnels that may wait in transport queues at once; a stream that would exceed it is reset.',
+      "Bytes of relayed streams the gateway holds at once across all agents: bytes waiting in transport queues and credit passed on to senders. Credit beyond each stream's initial window is passed on only while there is room, so senders are slowed, not refused; a stream is reset only if its own initial window would take the bytes queued past the limit.",
   },
   {
     flag: 'relay-budget-per-agent',
@@ -315,7 +315,7 @@ export const gatewayServiceOptions = defineOptions([
     env: 'ARGOCD_PRINCIPAL_RELAY_BUDGET_PER_AGENT',
     paramsKey: 'principal.tunnel.relay-budget-per-agent',
     description:
-      "Each agent's share of --relay-budget: bytes of its streams that may wait in transport queues, so one agent that stops reading cannot take the memory others' streams need; a stream that would exceed it is reset.",
+      "Each agent's share of --relay-budget: bytes of its streams waiting in transport queues plus credit passed on to their senders. Credit beyond a stream's initial window is held back while the share is full and passed on as bytes are written, so a burst is slowed, not refused, and one agent that stops reading cannot take the memory others' streams need; a sender going beyond the credit it was given is reset.",
   },
   {
     flag: 'agent-max-response-headers',

@@ -27,6 +27,7 @@ import type { Authenticator } from './caller-auth.js';
 import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 import { createLinkHandler } from './link-service.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { RelayCreditQueue } from './relay-credit.js';
 import { ReplacementWatch } from './replacement-watch.js';
 import { SessionRegistry } from './session-registry.js';
 import { refuseStrayCalls } from './stray-calls.js';
@@ -108,6 +109,8 @@ export class Gateway {
   readonly windowBudget: WindowBudget;
   /** Relayed bytes not yet taken by a transport, across all proxy links. */
   readonly relayBudget: WindowBudget;
+  /** Relayed streams holding back credit until the relay budgets have room for it. */
+  readonly relayCredit = new RelayCreditQueue();
   private readonly registry: SessionRegistry;
   private readonly metrics: GatewayMetrics;
   private readonly agentServer: Server;
@@ -216,6 +219,7 @@ export class Gateway {
           session: (agent) => this.registry.get(agent),
           maxChunkSize: opts.maxChunkSize,
           initialWindow: opts.initialWindow,
+          credit: this.relayCredit,
           links: this.links,
           logger: opts.logger.child({ component: 'link' }),
           metrics: this.metrics,

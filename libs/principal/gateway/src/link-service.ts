@@ -14,6 +14,7 @@ import type { AgentSession } from './agent-session.js';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
 import { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
+import type { RelayCreditQueue } from './relay-credit.js';
 import { endRelaySpan, startRelaySpan } from './relay-span.js';
 import { StreamRelay } from './stream-relay.js';
 
@@ -26,6 +27,8 @@ export interface LinkServiceOptions {
   /** The agents' tunnel settings: a link's streams use the same, so credit passes end to end. */
   maxChunkSize: number;
   initialWindow: number;
+  /** Relayed streams holding back credit until the relay budgets have room (one per process). */
+  credit: RelayCreditQueue;
   /** Open links, each by the function that closes it (the gateway closes them when it stops). */
   links: Set<(reason: string) => void>;
   logger: Logger;
@@ -125,6 +128,7 @@ function serveLink(call: FrameCall, opts: LinkServiceOptions): void {
         link: mux,
         tunnel,
         budget: session.relayBudget,
+        credit: opts.credit,
         span,
         onBudgetExceeded: (scope) => {
           opts.metrics.relayBudgetResets.inc({ scope });

@@ -13,6 +13,7 @@
  */
 export class WindowBudget {
   private reservedBytes = 0;
+  private peakReservedBytes = 0;
   private outstandingBytes = 0;
   private peakOutstandingBytes = 0;
 
@@ -28,6 +29,17 @@ export class WindowBudget {
     return this.reservedBytes;
   }
 
+  /** The highest `reserved` seen. */
+  get peakReserved(): number {
+    return this.peakReservedBytes;
+  }
+
+  /** Bytes that `tryReserve` would take now here and in every ancestor (0 when one is full). */
+  get room(): number {
+    const own = Math.max(0, this.limit - this.reservedBytes);
+    return this.parent ? Math.min(own, this.parent.room) : own;
+  }
+
   /** Bytes received from peers and not yet credited back, across the streams using this. */
   get outstanding(): number {
     return this.outstandingBytes;
@@ -41,8 +53,22 @@ export class WindowBudget {
   tryReserve(bytes: number): boolean {
     if (this.reservedBytes + bytes > this.limit) return false;
     if (this.parent && !this.parent.tryReserve(bytes)) return false;
-    this.reservedBytes += bytes;
+    this.add(bytes);
     return true;
+  }
+
+  /**
+   * Reserves `bytes` here and in every ancestor whatever the limits: for what was granted
+   * without asking (a relay's stream windows implied by an Open), so the count stays true.
+   */
+  reserve(bytes: number): void {
+    this.parent?.reserve(bytes);
+    this.add(bytes);
+  }
+
+  private add(bytes: number): void {
+    this.reservedBytes += bytes;
+    if (this.reservedBytes > this.peakReservedBytes) this.peakReservedBytes = this.reservedBytes;
   }
 
   release(bytes: number): void {

@@ -183,4 +183,22 @@ describe('window growth for bulk streams', () => {
     for (const { link } of sessions) await settle(link);
     expect([processBudget.reserved, processBudget.outstanding]).toEqual([0, 0]);
   });
+
+  it('a budget with a parent: room is the least either has left, and what was granted without asking is counted too', () => {
+    const parent = new WindowBudget(1 * MiB);
+    const share = new WindowBudget(768 * KiB, parent);
+    const other = new WindowBudget(768 * KiB, parent);
+    expect(share.room).toBe(768 * KiB);
+    expect(other.tryReserve(512 * KiB)).toBe(true);
+    // The parent has 512 KiB left, the share all of its own.
+    expect(share.room).toBe(512 * KiB);
+    expect(share.tryReserve(640 * KiB)).toBe(false);
+    // Reserved whatever the limits: counted here and in the parent, and no room is left.
+    share.reserve(640 * KiB);
+    expect([share.reserved, parent.reserved, share.room, other.room]).toEqual([640 * KiB, 1152 * KiB, 0, 0]);
+    share.release(640 * KiB);
+    other.release(512 * KiB);
+    expect([share.reserved, parent.reserved, share.room]).toEqual([0, 0, 768 * KiB]);
+    expect([share.peakReserved, parent.peakReserved]).toEqual([640 * KiB, 1152 * KiB]);
+  });
 });
