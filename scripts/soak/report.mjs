@@ -155,7 +155,46 @@ export function resourceReturn(samples, baseline, final) {
   const endFds = median(f.map((s) => s.fds));
   const rssOk = endRssKb <= baseRssKb * RSS_TOLERANCE.factor + RSS_TOLERANCE.plusKb;
   const fdsOk = endFds <= baseFds * FD_TOLERANCE.factor + FD_TOLERANCE.plus;
-  return { peakRssKb, peakFds, baseRssKb, baseFds, endRssKb, endFds, judged: true, returned: rssOk && fdsOk };
+  return {
+    peakRssKb,
+    peakFds,
+    baseRssKb,
+    baseFds,
+    endRssKb,
+    endFds,
+    judged: true,
+    rssReturned: rssOk,
+    fdsReturned: fdsOk,
+    returned: rssOk && fdsOk,
+  };
+}
+
+/**
+ * Replicas behind one balancer (`name-1`, `name-2`, …) share their clients' kept-alive
+ * connections: after one is killed, the connections it held move to the other and stay there.
+ * Their descriptors are judged together (the sums of their baselines and ends, within the same
+ * tolerance per replica); RSS stays judged per process. Returns `processes` with `returned`
+ * (and `fdsJudgedWith`, the replica set) updated.
+ */
+export function judgeReplicaDescriptors(processes) {
+  const sets = new Map();
+  for (const [name, p] of Object.entries(processes)) {
+    const m = /^(.*)-\d+$/.exec(name);
+    if (!m || !p.judged || p.baseFds === undefined) continue;
+    sets.set(m[1], [...(sets.get(m[1]) ?? []), name]);
+  }
+  const out = { ...processes };
+  for (const names of sets.values()) {
+    if (names.length < 2) continue;
+    const base = names.reduce((s, n) => s + processes[n].baseFds, 0);
+    const end = names.reduce((s, n) => s + processes[n].endFds, 0);
+    const fdsOk = end <= base * FD_TOLERANCE.factor + FD_TOLERANCE.plus * names.length;
+    for (const n of names) {
+      const p = processes[n];
+      out[n] = { ...p, fdsReturned: fdsOk, fdsJudgedWith: names, returned: p.rssReturned && fdsOk };
+    }
+  }
+  return out;
 }
 
 /** Lines of pino JSON output at error level or above (level ≥ 50). */

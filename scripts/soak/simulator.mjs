@@ -23,6 +23,9 @@ const fleet = await startFleet({
   target: cfg.target,
   clusters: 'per-agent',
   heartbeatIntervalMs: cfg.heartbeatMs,
+  // Each simulated cluster keeps its last 50 requests and 300 changes (150 s of the watched
+  // Deployment's at the emit pace): bounded, so the simulator's memory is judged on its agents.
+  clusterMemory: { maxRequestLog: 50, historySize: 300 },
   logger,
   handlersFor: (name) => ({ redis: (s) => executors.get(name).handle(s) }),
   credentialsFor: async (name) => {

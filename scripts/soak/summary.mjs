@@ -3,6 +3,7 @@
 import {
   errorLines,
   failureWindow,
+  judgeReplicaDescriptors,
   outcomesByKind,
   pubsubLoss,
   resourceReturn,
@@ -52,11 +53,12 @@ export function buildReport({ meta, load, faults, window, emitted, logLines, sam
     follow.lost += appended - got;
     follow.reconnects += f.reconnects;
   }
-  const processes = {};
+  const judged = {};
   for (const [name, s] of Object.entries(samples)) {
     const r = resourceReturn(s, window.baseline, window.final);
-    processes[name] = { ...r, errorLines: logsOf[name] ? errorLines(logsOf[name]) : undefined };
+    judged[name] = { ...r, errorLines: logsOf[name] ? errorLines(logsOf[name]) : undefined };
   }
+  const processes = judgeReplicaDescriptors(judged);
   const flapperRecords = outcomesByKind(
     routed.filter((r) => r.agent === meta.flapper),
     now,

@@ -4,6 +4,7 @@ import {
   failureWindow,
   HANG_GRACE_MS,
   isHang,
+  judgeReplicaDescriptors,
   outcomesByKind,
   pubsubLoss,
   resourceReturn,
@@ -179,6 +180,32 @@ describe('resources back to baseline', () => {
       { from: 20, to: 30 },
     );
     expect([rssUp.returned, fdsUp.returned]).toEqual([false, false]);
+  });
+
+  it("judges replicas' descriptors together (kept-alive clients move between them), RSS each alone", () => {
+    const judged = (baseFds: number, endFds: number, endRss = 100_000) =>
+      resourceReturn(
+        [...series(0, 10, 100_000, baseFds), ...series(20, 30, endRss, endFds)],
+        { from: 0, to: 10 },
+        { from: 20, to: 30 },
+      );
+    // One replica's clients moved to the other: each alone fails, the pair has what it had.
+    const moved = judgeReplicaDescriptors({ 'proxy-1': judged(104, 144), 'proxy-2': judged(105, 64) });
+    expect(judged(104, 144).returned).toBe(false);
+    expect([moved['proxy-1']!.returned, moved['proxy-2']!.returned]).toEqual([true, true]);
+    expect(moved['proxy-1']!.fdsJudgedWith).toEqual(['proxy-1', 'proxy-2']);
+    // Both up: the pair fails.
+    const leaked = judgeReplicaDescriptors({ 'proxy-1': judged(104, 160), 'proxy-2': judged(105, 150) });
+    expect([leaked['proxy-1']!.returned, leaked['proxy-2']!.returned]).toEqual([false, false]);
+    // RSS stays per process: the pair's descriptors do not excuse one replica's memory.
+    const rss = judgeReplicaDescriptors({
+      'proxy-1': judged(104, 104, 200_000),
+      'proxy-2': judged(105, 105),
+    });
+    expect([rss['proxy-1']!.returned, rss['proxy-2']!.returned]).toEqual([false, true]);
+    // A process without replicas is left as it was.
+    const alone = judgeReplicaDescriptors({ simulator: judged(40, 80) });
+    expect(alone.simulator!.returned).toBe(false);
   });
 
   it('does not judge a process with no samples in a window', () => {

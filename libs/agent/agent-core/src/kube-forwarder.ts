@@ -371,9 +371,13 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       const run = () => forward(stream, log, span);
       const running = span ? context.with(trace.setSpan(context.active(), span), run) : run();
       running.catch((err: unknown) => {
+        // The caller went away first (its stream is gone): the request was ours to end, not a fault.
+        if (stream.destroyed) {
+          log.debug({ err: String(err) }, 'cluster API request ended with its caller');
+          return;
+        }
         log.error({ err: String(err) }, 'could not serve cluster API request');
-        if (!stream.destroyed)
-          stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(err)}`);
+        stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(err)}`);
       });
     },
     async start() {

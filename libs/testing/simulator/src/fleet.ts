@@ -27,6 +27,11 @@ export interface FleetOptions {
   exec?: AgentOptions['exec'];
   /** Extra stream handlers per agent (e.g. the redis executor). */
   handlersFor?: (name: string) => AgentOptions['handlers'];
+  /**
+   * Bounds on what each simulated cluster remembers (its request log, its watch history), so a
+   * long run's memory is the agents' and not the clusters' growing records.
+   */
+  clusterMemory?: { maxRequestLog: number; historySize: number };
 }
 
 export interface SimulatedAgent {
@@ -52,7 +57,7 @@ function kubeConfigFor(cluster: FakeKubeApiServer): KubeConfig {
 export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const clusters: FakeKubeApiServer[] = [];
   const newCluster = async () => {
-    const c = await startFakeKubeApiServer();
+    const c = await startFakeKubeApiServer(opts.clusterMemory ?? {});
     seedArgoDemo(c.store);
     clusters.push(c);
     return c;
