@@ -197,6 +197,18 @@ export function judgeReplicaDescriptors(processes) {
   return out;
 }
 
+/**
+ * A process judged on its live memory after a full collection (`{ heapUsed, external }` in bytes,
+ * before the first fault and at the end) within the RSS tolerance, instead of its RSS; its
+ * descriptors as before.
+ */
+export function judgeLiveHeap(p, { before, end }) {
+  const beforeKb = (before.heapUsed + before.external) / 1024;
+  const endKb = (end.heapUsed + end.external) / 1024;
+  const heapOk = endKb <= beforeKb * RSS_TOLERANCE.factor + RSS_TOLERANCE.plusKb;
+  return { ...p, liveHeap: { beforeKb, endKb }, returned: heapOk && p.fdsReturned !== false };
+}
+
 /** Lines of pino JSON output at error level or above (level ≥ 50). */
 export function errorLines(lines) {
   let n = 0;

@@ -77,7 +77,13 @@ process.on('message', async (msg) => {
     ticker = undefined;
   } else if (msg.cmd === 'agent-stop') await byName.get(msg.name).agent.stop();
   else if (msg.cmd === 'agent-start') byName.get(msg.name).agent.start();
-  else if (msg.cmd === 'emitted')
+  else if (msg.cmd === 'heap') {
+    // Live memory after a full collection (forked with --expose-gc): what its agents and
+    // clusters hold, apart from what the allocator keeps after a peak.
+    globalThis.gc?.();
+    const m = process.memoryUsage();
+    process.send({ id: msg.id, heapUsed: m.heapUsed, external: m.external, rss: m.rss });
+  } else if (msg.cmd === 'emitted')
     process.send({
       id: msg.id,
       emitted: Object.fromEntries(emitted),

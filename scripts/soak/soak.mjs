@@ -70,6 +70,8 @@ const at = (fraction) => t0 + fraction * durationMs;
 const sleepUntil = (t) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
 
 const restartDelayMs = settings.quick ? 2_000 : 5_000;
+// The simulator's live memory after a full collection, just before the first fault and at the end.
+const heapBefore = sleepUntil(at(SCHEDULE.faults[0].at) - 1_000).then(() => sim.ask({ cmd: 'heap' }));
 const [faults, flaps] = await Promise.all([
   runFaults({ topo, durationMs, t0, log, flapper, restartDelayMs }),
   sleepUntil(at(SCHEDULE.flapFrom)).then(() =>
@@ -88,6 +90,7 @@ sim.send({ cmd: 'stop-emit' });
 log('load done; letting watches catch up');
 await new Promise((r) => setTimeout(r, 2_000));
 const { emitted, logLines } = await sim.ask({ cmd: 'emitted' });
+const simulatorHeap = { before: await heapBefore, end: await sim.ask({ cmd: 'heap' }) };
 await load.stop();
 sampler.stop();
 
@@ -130,6 +133,7 @@ const report = buildReport({
   logLines,
   samples: sampler.samples,
   logsOf,
+  simulatorHeap,
 });
 console.log(formatReport(report));
 if (settings.json) writeJson(settings.json, report);

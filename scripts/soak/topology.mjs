@@ -224,6 +224,7 @@ export async function startSimulator(topo, { watched, logged, heartbeatMs, log }
   log(`starting the simulator: ${topo.names.length} agents, each with a simulated cluster`);
   const child = fork(path.join(root, 'scripts/soak/simulator.mjs'), [cfgFile], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    execArgv: ['--expose-gc'],
   });
   apps.add({ child });
   const logs = [];

@@ -4,6 +4,7 @@ import {
   failureWindow,
   HANG_GRACE_MS,
   isHang,
+  judgeLiveHeap,
   judgeReplicaDescriptors,
   outcomesByKind,
   pubsubLoss,
@@ -206,6 +207,24 @@ describe('resources back to baseline', () => {
     // A process without replicas is left as it was.
     const alone = judgeReplicaDescriptors({ simulator: judged(40, 80) });
     expect(alone.simulator!.returned).toBe(false);
+  });
+
+  it('judges a process on its live heap when given one, its descriptors as before', () => {
+    const rssUp = resourceReturn(
+      [...series(0, 10, 400_000, 40), ...series(20, 30, 600_000, 40)],
+      { from: 0, to: 10 },
+      { from: 20, to: 30 },
+    );
+    const MiB = 1024 * 1024;
+    const heap = (heapUsed: number) => ({ heapUsed: heapUsed * MiB, external: 10 * MiB });
+    expect(rssUp.returned).toBe(false);
+    expect(judgeLiveHeap(rssUp, { before: heap(200), end: heap(230) })).toMatchObject({
+      returned: true,
+      liveHeap: { beforeKb: 210 * 1024, endKb: 240 * 1024 },
+    });
+    expect(judgeLiveHeap(rssUp, { before: heap(200), end: heap(320) }).returned).toBe(false);
+    const fdsUp = { ...rssUp, fdsReturned: false };
+    expect(judgeLiveHeap(fdsUp, { before: heap(200), end: heap(200) }).returned).toBe(false);
   });
 
   it('does not judge a process with no samples in a window', () => {
