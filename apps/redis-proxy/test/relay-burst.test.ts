@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { credentials } from '@grpc/grpc-js';
@@ -17,8 +16,10 @@ import {
   createTestPki,
   type NatsServerHandle,
   type RedisServerHandle,
+  type SlowHop,
   startNatsServer,
   startRedisServer,
+  startSlowHop,
 } from '@pullplane/testing';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -37,7 +38,7 @@ let nats: NatsServerHandle;
 let gatewayBus: Bus;
 let gateway: Gateway;
 const gatewayRegistry = new Registry();
-let slowHop: { address: string; close(): void };
+let slowHop: SlowHop;
 const SHARE = 7 * 1024 * 1024;
 let principal: RedisServerHandle;
 let agentRedis: RedisServerHandle;
@@ -146,7 +147,8 @@ beforeAll(async () => {
   }
   // The proxy reaches the gateway through a hop slower than the agent's tunnel, as across a
   // network: what the agent sends waits in the gateway.
-  slowHop = await startSlowHop(gateway.internalPort);
+  // The gateway's bytes go back at most 64 KiB every 2 ms: the link is slower than the tunnel.
+  slowHop = await startSlowHop(`127.0.0.1:${gateway.internalPort}`, { everyMs: 2 });
   for (const r of replicas) {
     const table = (r.router as unknown as { table: { set(agent: string, record: unknown): void } }).table;
     table.set('agent-a', { ...r.router!.lookup('agent-a')!, internalAddress: slowHop.address });
@@ -177,46 +179,6 @@ function client(i: number): Redis {
   c.on('error', () => undefined);
   clients.push(c);
   return c;
-}
-
-/** A TCP hop to the gateway's internal listener passing the gateway's bytes on at most 64 KiB a millisecond. */
-async function startSlowHop(port: number): Promise<{ address: string; close(): void }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.pipe(upstream);
-    const queue: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const drip = () => {
-      timer = undefined;
-      const next = queue.shift();
-      if (!next) return void upstream.resume();
-      if (next.length > 64 * 1024) queue.unshift(next.subarray(64 * 1024));
-      client.write(next.subarray(0, 64 * 1024));
-      timer = setTimeout(drip, 2);
-    };
-    upstream.on('data', (c: Buffer) => {
-      queue.push(c);
-      upstream.pause();
-      timer ??= setTimeout(drip, 2);
-    });
-    const close = () => {
-      clearTimeout(timer);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
 }
 
 async function metricValue(registry: Registry, name: string): Promise<number> {

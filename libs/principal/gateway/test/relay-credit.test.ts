@@ -4,7 +4,7 @@
 // still reset, that stream alone.
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Client, credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
@@ -22,7 +22,7 @@ import {
   windowUpdateFrame,
 } from '@pullplane/proto';
 import { AgentRouter } from '@pullplane/router';
-import { dialRawAgent } from '@pullplane/testing';
+import { dialRawAgent, startSlowHop } from '@pullplane/testing';
 import { forEachFrame, type TunnelStream } from '@pullplane/tunnel';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -97,52 +97,6 @@ async function startHonestAgent(name: string, g: Gateway, backendUrl: string): P
   await expect.poll(() => g.session(name), { timeout: 10_000 }).toBeTruthy();
 }
 
-/**
- * A TCP hop in front of the gateway's internal listener that passes the gateway's bytes on to the
- * proxy at most 64 KiB a millisecond: a proxy link slower than the agents' tunnels, as across a
- * network, so what the agents send waits in the gateway.
- */
-async function startSlowHop(target: string): Promise<string> {
-  const [host, port] = [
-    target.slice(0, target.lastIndexOf(':')),
-    Number(target.slice(target.lastIndexOf(':') + 1)),
-  ];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, host);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream);
-    const queue: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const drip = () => {
-      timer = undefined;
-      const next = queue.shift();
-      if (!next) return void upstream.resume();
-      if (next.length > 64 * 1024) queue.unshift(next.subarray(64 * 1024));
-      client.write(next.subarray(0, 64 * 1024));
-      timer = setTimeout(drip, 1);
-    };
-    upstream.on('data', (c: Buffer) => {
-      queue.push(c);
-      upstream.pause();
-      timer ??= setTimeout(drip, 1);
-    });
-    const close = () => {
-      clearTimeout(timer);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => {
-    for (const s of sockets) s.destroy();
-    server.close();
-  });
-  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 /** A proxy with one link to the gateway (through `via`, when given): every agent's streams share it. */
 async function startRouter(bus: Bus, agents: string[], via?: string) {
   const router = new AgentRouter({
@@ -213,7 +167,7 @@ describe('relay credit: a burst is slowed to the agent’s share, never refused'
       agentLimits: { relayShareBytes: share },
     });
     await startHonestAgent('agent-burst', g, await startBackend());
-    const router = await startRouter(bus, ['agent-burst'], await startSlowHop(g.internalAddress));
+    const router = await startRouter(bus, ['agent-burst'], await slowHop(g.internalAddress));
     const budget = g.session('agent-burst')!.relayBudget;
 
     // 12 readers that keep up (their windows grow to 4 MiB each) of 2 MiB each: 24 MiB through a
@@ -374,3 +328,10 @@ describe('relay credit: a burst is slowed to the agent’s share, never refused'
     await expect.poll(() => g.relayBudget.reserved).toBe(0);
   });
 });
+
+/** A hop to the gateway passing its bytes back at most 64 KiB a millisecond, closed after the test. */
+async function slowHop(target: string): Promise<string> {
+  const hop = await startSlowHop(target);
+  cleanups.push(hop.close);
+  return hop.address;
+}
