@@ -258,6 +258,44 @@ describe('every failure is a Kubernetes Status with the right code', () => {
     }
   });
 
+  it('sends a GET again, once, when the API server closed its kept-alive connection under it; never a POST', async () => {
+    const path = '/api/v1/namespaces/demo/services';
+    // A request first, so the agent holds a kept-alive connection to reuse.
+    expect((await h.call('GET', path, { cert: callerCert })).status).toBe(200);
+    let closed = 0;
+    h.cluster.setFault((req) =>
+      req.path.endsWith('/services') && closed++ === 0 ? { destroy: true } : undefined,
+    );
+    try {
+      h.cluster.clearRequests();
+      const r = await h.call('GET', path, { cert: callerCert });
+      expect(r.status).toBe(200);
+      expect(h.cluster.requests.filter((q) => q.path === path).length).toBe(2);
+
+      // A kept-alive connection again (the fault spent), then the same close under a POST.
+      expect((await h.call('GET', path, { cert: callerCert })).status).toBe(200);
+      closed = 0;
+      h.cluster.clearRequests();
+      const post = await h.call('POST', path, {
+        cert: callerCert,
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: {
+            name: 'again',
+            namespace: 'demo',
+            annotations: { 'argocd.argoproj.io/tracking-id': 'again:/Service:demo/again' },
+          },
+          spec: { ports: [{ port: 80 }] },
+        }),
+      });
+      expect(post.status).toBe(500);
+      expect(h.cluster.requests.filter((q) => q.path === path).length).toBe(1);
+    } finally {
+      h.cluster.setFault(undefined);
+    }
+  });
+
   it('500 when the cluster API itself fails', async () => {
     h.cluster.setFault((req) => (req.path.endsWith('/endpoints') ? { destroy: true } : undefined));
     try {

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
@@ -35,6 +35,13 @@ import {
   type SessionRecord,
 } from './kube-sessions.js';
 import { ManagedGate } from './managed-gate.js';
+
+/** Methods a request may be sent again with (no body, no effect): RFC 9110's safe methods. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** How a kept-alive connection the server closed under a request shows: reset, or ended unanswered. */
+const isStaleConnection = (err: Error) =>
+  (err as NodeJS.ErrnoException).code === 'ECONNRESET' || err.message === 'socket hang up';
 
 /**
  * Request headers never forwarded to the API server: hop-by-hop, credentials and identity
@@ -288,7 +295,9 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     // cluster is not asked at all.
     if (stream.destroyed) return;
     let responseComplete = false;
-    const req = await kube.request({ method, path, headers: reqHeaders }, (res: IncomingMessage) => {
+    let responded = false;
+    const onResponse = (res: IncomingMessage) => {
+      responded = true;
       res.on('end', () => {
         responseComplete = true;
       });
@@ -329,24 +338,45 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         res.destroy();
       });
       body.pipe(stream);
-    });
-    req.on('error', (err) => {
-      span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
-      if (stream.destroyed) return;
-      log.warn({ err: err.message }, 'cluster API request failed');
-      stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
-    });
+    };
+    // A request with nothing to send again may be sent again: once, when the API server closed
+    // a kept-alive connection just as the request went out on it (as Go's transport retries).
+    const resendable = !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method);
+    let req: ClientRequest;
+    const send = async (resent: boolean): Promise<void> => {
+      req = await kube.request({ method, path, headers: reqHeaders }, onResponse);
+      const sent = req;
+      sent.on('error', (err) => {
+        if (stream.destroyed) return;
+        if (!resent && resendable && !responded && sent.reusedSocket && isStaleConnection(err)) {
+          log.debug(
+            { err: err.message },
+            'kept-alive cluster API connection closed under the request; sent again',
+          );
+          send(true).catch((e: unknown) => {
+            if (!stream.destroyed)
+              stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(e)}`);
+          });
+          return;
+        }
+        span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
+        log.warn({ err: err.message }, 'cluster API request failed');
+        stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
+      });
+      if (resent) sent.end();
+      else if (buffered) sent.end(buffered);
+      else stream.pipe(sent);
+    };
+    await send(false);
     // The requester went away (client closed a watch, its timeout passed): stop the upstream
     // call too, also when that happened while the call was being set up.
     if (stream.destroyed) {
-      req.destroy();
+      req!.destroy();
       return;
     }
     stream.on('close', () => {
       if (!req.destroyed && !responseComplete) req.destroy();
     });
-    if (buffered) req.end(buffered);
-    else stream.pipe(req);
   };
 
   return {
