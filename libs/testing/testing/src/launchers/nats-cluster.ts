@@ -59,12 +59,15 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   // The meta leader this node sees, or '' while it sees none or while a stream it holds has no
   // leader yet: after a restart the meta group elects first, and each stream's own group later;
   // until then reads of that stream fail with "JetStream system temporarily unavailable".
-  const leaderSeenBy = async (node: NatsServerHandle): Promise<string> => {
+  // Leaders count only when running: just after a node is killed, the survivors still name it
+  // for a moment.
+  const leaderSeenBy = async (node: NatsServerHandle, running: Set<string>): Promise<string> => {
     const res = await fetch(`http://127.0.0.1:${node.monitorPort}/jsz?streams=true`);
     const jsz = (await res.json()) as Jsz;
     const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
-    if (streams.some((st) => !st.cluster?.leader)) return '';
-    return jsz.meta_cluster?.leader ?? '';
+    if (streams.some((st) => !running.has(st.cluster?.leader ?? ''))) return '';
+    const leader = jsz.meta_cluster?.leader ?? '';
+    return running.has(leader) ? leader : '';
   };
   const cluster: NatsClusterHandle = {
     nodes,
@@ -73,7 +76,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const running = nodes.filter((n) => n.isRunning());
-        const leaders = await Promise.all(running.map((n) => leaderSeenBy(n).catch(() => '')));
+        const runningNames = new Set(nodes.flatMap((n, i) => (n.isRunning() ? [`${name}-${i}`] : [])));
+        const leaders = await Promise.all(running.map((n) => leaderSeenBy(n, runningNames).catch(() => '')));
         if (leaders.length > 0 && leaders[0] !== '' && leaders.every((l) => l === leaders[0])) return;
         if (Date.now() > deadline)
           throw new Error(`NATS cluster has no JetStream leader after ${timeoutMs} ms`);
