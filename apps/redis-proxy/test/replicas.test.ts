@@ -1,158 +1,36 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { credentials } from '@grpc/grpc-js';
-import { Agent, RedisExecutor } from '@pullplane/agent-core';
-import { parseAuthMethod } from '@pullplane/auth';
-import { type Bus, connectNatsBus } from '@pullplane/bus';
-import { loadConfig } from '@pullplane/config';
-import { agentAuthenticator, Gateway, internalAuthenticator } from '@pullplane/gateway';
-import {
-  createRedisProxyService,
-  type RedisProxyService,
-  validateRedisProxyConfig,
-} from '@pullplane/redis-proxy';
+import type { Agent } from '@pullplane/agent-core';
+import type { Gateway } from '@pullplane/gateway';
+import type { RedisProxyService } from '@pullplane/redis-proxy';
 import { encodeCommand, RespDecoder, type RespValue } from '@pullplane/resp';
-import {
-  createTestPki,
-  type NatsServerHandle,
-  type RedisServerHandle,
-  startNatsServer,
-  startRedisServer,
-} from '@pullplane/testing';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisProxyOptions } from '../src/options.js';
+import { type AgentPath, startAgentPath } from './agent-path.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 
 // Real nats-server; a gateway holding agent-a's tunnel with an mTLS internal listener; two
 // redis-proxy apps, each with its own NATS connection, reaching that gateway over the network
 // like separate replicas; real redis-servers for the principal and for the agent.
-let dir: string;
-let nats: NatsServerHandle;
-let gatewayBus: Bus;
+let path: AgentPath;
 let gateway: Gateway;
-let principal: RedisServerHandle;
-let agentRedis: RedisServerHandle;
 let agentDirect: Redis;
-let executor: RedisExecutor;
 let agent: Agent;
-const replicas: RedisProxyService[] = [];
-const registries: Registry[] = [];
+let replicas: RedisProxyService[];
+let registries: Registry[];
 const clients: Redis[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'redis-proxy-'));
-  const write = (name: string, body: string) => {
-    const p = path.join(dir, name);
-    writeFileSync(p, body);
-    return p;
-  };
-  nats = await startNatsServer();
-  principal = await startRedisServer({ password: 'argocd-redis-pw' });
-  agentRedis = await startRedisServer();
-  agentDirect = new Redis({ host: agentRedis.host, port: agentRedis.port });
-  const pki = await createTestPki();
-  const server = await pki.serverCert(['localhost', '127.0.0.1']);
-  const tls = { cert: server.certPem, key: server.keyPem, ca: pki.ca.certPem };
-  gatewayBus = await connectNatsBus({ servers: [nats.url], name: 'gateway' });
-  const internal = internalAuthenticator(parseAuthMethod('mtls'), ['redis-proxy']);
-  gateway = new Gateway({
-    bus: gatewayBus,
-    logger,
-    registry: new Registry(),
-    agentListener: { host: '127.0.0.1', port: 0, tls: { ...tls, requireClientCert: true } },
-    internalListener: {
-      host: '127.0.0.1',
-      port: 0,
-      tls: {
-        ...tls,
-        requireClientCert: true,
-        ...(internal.perConnection ? { authorize: internal.perConnection } : {}),
-      },
-    },
-    advertiseHost: '127.0.0.1',
-    authenticateAgent: agentAuthenticator(parseAuthMethod('mtls')),
-    authenticateInternal: internal.perCall,
-    maxChunkSize: 64 * 1024,
-    initialWindow: 256 * 1024,
-    drainTimeoutMs: 1_000,
-    presenceRefreshMs: 30_000,
-  });
-  await gateway.start();
-
-  const agentCert = await pki.agentCert('agent-a');
-  executor = new RedisExecutor({
-    agentName: 'agent-a',
-    endpoint: { host: agentRedis.host, port: agentRedis.port },
-    logger,
-  });
-  agent = new Agent({
-    agentName: 'agent-a',
-    agentVersion: 'test',
-    target: `127.0.0.1:${gateway.agentPort}`,
-    serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
-      Buffer.from(pki.ca.certPem),
-      Buffer.from(agentCert.keyPem),
-      Buffer.from(agentCert.certPem),
-    ),
-    heartbeatIntervalMs: 5_000,
-    keepAlivePingIntervalMs: 0,
-    enableResourceProxy: false,
-    logger,
-    handlers: { redis: (s) => executor.handle(s) },
-  });
-  agent.start();
-
-  const proxyCert = await pki.proxyCert('redis-proxy');
-  for (let i = 0; i < 2; i++) {
-    const { config } = loadConfig(redisProxyOptions, {
-      argv: [
-        '--listen-host=127.0.0.1',
-        '--listen-port=0',
-        '--metrics-port=0',
-        '--healthz-port=0',
-        `--redis-server-address=127.0.0.1:${principal.port}`,
-        `--nats-url=${nats.url}`,
-        '--nats-insecure',
-        `--gateway-cert-path=${write('proxy.crt', proxyCert.certPem)}`,
-        `--gateway-key-path=${write('proxy.key', proxyCert.keyPem)}`,
-        `--gateway-ca-path=${write('ca.crt', pki.ca.certPem)}`,
-        '--gateway-server-name=localhost',
-        '--request-timeout=2s',
-      ],
-      env: { REDIS_PASSWORD: 'argocd-redis-pw' },
-      validate: (c) => validateRedisProxyConfig(c, { REDIS_PASSWORD: 'argocd-redis-pw' }),
-    });
-    const registry = new Registry();
-    registries.push(registry);
-    const app = createRedisProxyService(config, { logger, registry });
-    await app.start();
-    replicas.push(app);
-  }
-  const deadline = Date.now() + 15_000;
-  while (!replicas.every((r) => r.router!.lookup('agent-a') !== undefined)) {
-    if (Date.now() > deadline) throw new Error('agent-a never showed up in presence');
-    await new Promise((r) => setTimeout(r, 20)); // wait-ok: poll interval of a loop that waits for the event under a deadline
-  }
+  path = await startAgentPath({ logger, replicas: 2, requestTimeout: '2s' });
+  ({ gateway, agentDirect, agent, replicas, registries } = path);
 }, 90_000);
 
 afterAll(async () => {
   for (const c of clients) c.disconnect();
-  agentDirect?.disconnect();
-  for (const r of replicas) await r.stop();
-  await agent?.stop();
-  await executor?.stop();
-  await gateway?.stop();
-  await gatewayBus?.close();
-  await Promise.all([nats?.stop(), principal?.stop(), agentRedis?.stop()]);
-  rmSync(dir, { recursive: true, force: true });
+  await path?.stop();
 });
 
 const port = (i: number) => replicas[i]!.proxy!.port;
