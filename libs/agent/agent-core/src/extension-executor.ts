@@ -171,7 +171,7 @@ export class ExtensionExecutor {
       clearTimeout(connectTimer);
       complete = true;
       this.opts.registry.socketInUse(socket);
-      stream.respond(101, backendResponseHeaders(res, true));
+      stream.respond(101, backendResponseHeaders(res, { upgraded: true }));
       log.info({ upgrade }, 'extension connection upgraded');
       bridgeUpgraded(socket, stream, {
         head: rest,

@@ -18,7 +18,6 @@ import {
 } from '@pullplane/managed-filter';
 import {
   IMPERSONATION_HEADER_PREFIX,
-  isStrippedBackendResponseHeader,
   isStrippedRequestHeader,
 } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
@@ -27,6 +26,7 @@ import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
+import { backendResponseHeaders } from './backend-response-headers.js';
 import { KubeClient } from './kube-client.js';
 import {
   createKubeSessions,
@@ -48,7 +48,7 @@ const isStaleConnection = (err: Error) =>
  * (`isStrippedRequestHeader`). The resource proxy strips them too; stripping them here as well
  * means a cluster API server that trusts a front proxy (X-Remote-User, X-Remote-Group,
  * X-Remote-Extra-*) can never be handed an identity through the tunnel. Responses lose their
- * hop-by-hop headers and `set-cookie` (`isStrippedBackendResponseHeader`).
+ * hop-by-hop headers and `set-cookie` (`backendResponseHeaders`).
  */
 
 /** Bodies the managed rule must read before deciding (create, replace, server-side apply). */
@@ -130,13 +130,7 @@ async function judgeObject(
       };
       return respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE, details);
     }
-    const headers: Array<{ name: string; value: string }> = [];
-    for (let i = 0; i < res.rawHeaders.length; i += 2) {
-      const name = res.rawHeaders[i]!;
-      if (!isStrippedBackendResponseHeader(name.toLowerCase()))
-        headers.push({ name, value: res.rawHeaders[i + 1]! });
-    }
-    stream.respond(res.statusCode ?? 200, headers);
+    stream.respond(res.statusCode ?? 200, backendResponseHeaders(res));
     stream.end(body);
   } catch (err) {
     log.warn({ err: String(err) }, 'could not judge the object; refusing');
@@ -320,15 +314,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         isJsonContentType(res.headers['content-type'])
           ? responseFilterFor(decision, gate.resolver.forRequest())
           : undefined;
-      const out: Array<{ name: string; value: string }> = [];
-      for (let i = 0; i < res.rawHeaders.length; i += 2) {
-        const name = res.rawHeaders[i]!;
-        const lower = name.toLowerCase();
-        // A filtered body has a different length.
-        if (isStrippedBackendResponseHeader(lower) || (filter && lower === 'content-length')) continue;
-        out.push({ name, value: res.rawHeaders[i + 1]! });
-      }
-      stream.respond(status, out);
+      // A filtered body has a different length.
+      stream.respond(status, backendResponseHeaders(res, { bodyRewritten: filter !== undefined }));
       const body = filter ? Readable.from(filter(res)) : res;
       // pipe() rather than pipeline(): this is the hot path, and pipeline allocates an
       // AbortController (and an AbortError on completion) per call.

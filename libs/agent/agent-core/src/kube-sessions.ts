@@ -240,7 +240,7 @@ export function createKubeSessions(o: KubeSessionsOptions): KubeSessions {
         socket.destroy();
         return finish({ status: 101, ended: 'error', error: 'the caller went away during the upgrade' });
       }
-      stream.respond(101, backendResponseHeaders(res, true));
+      stream.respond(101, backendResponseHeaders(res, { upgraded: true }));
       // What the cluster chose, rather than what the caller offered.
       const chosen = res.headers['sec-websocket-protocol'] ?? res.headers['x-stream-protocol-version'];
       if (typeof chosen === 'string') record.protocol = chosen;

@@ -44,9 +44,7 @@ export function trackRevocation(
  * carries to the agent); returns the cancel.
  */
 export function headDeadline(deadline: Deadline, stream: TunnelStream): () => void {
-  return deadline.onExpiry(() =>
-    stream.reset(TunnelErrorCode.DEADLINE_EXCEEDED, `no answer within ${deadline.timeoutMs} ms`),
-  );
+  return exchangeDeadline(deadline, stream, () => false);
 }
 
 /**
