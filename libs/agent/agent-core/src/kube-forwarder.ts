@@ -16,10 +16,7 @@ import {
   rowObject,
   statusObject,
 } from '@pullplane/managed-filter';
-import {
-  IMPERSONATION_HEADER_PREFIX,
-  isStrippedRequestHeader,
-} from '@pullplane/names';
+import { IMPERSONATION_HEADER_PREFIX, isStrippedRequestHeader } from '@pullplane/names';
 import { requestHasBody } from '@pullplane/proto';
 import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
