@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { TokenAuthority } from '@pullplane/auth';
 import { findBinary, freePort, startNatsServer } from '@pullplane/testing';
 import { startHaproxyHops, startNodeForwarders } from './calibrations.mjs';
-import { benchPki, cpuTicks, family, spawnApp, spawnReady, statusKb } from './processes.mjs';
+import { benchPki, cpuTicks, family, spawnApp, spawnReady, statusKb, stopAll } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -305,12 +305,9 @@ if (big) {
   );
 }
 // A clean exit of our processes (SIGTERM) writes their CPU profiles under BENCH_CPU_PROF.
-const exited = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
-for (const p of [proxy, agent, gateway]) p.kill('SIGTERM');
-await Promise.all([proxy, agent, gateway].map(exited));
+await stopAll([proxy, agent, gateway]);
 // nginx's master stops its workers on SIGQUIT; killed outright, it would leave them running.
-nginxProcess.kill('SIGQUIT');
-await exited(nginxProcess);
+await stopAll([nginxProcess], 'SIGQUIT');
 await Promise.all([haproxy.stop(), forwarders.stop()]);
 await nats.stop();
 process.exit(0);

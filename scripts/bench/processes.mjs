@@ -41,6 +41,17 @@ const PROF = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
   : [];
 
+/**
+ * Stops processes with SIGTERM and waits for each to exit: a clean exit is what writes their CPU
+ * profiles under BENCH_CPU_PROF (the 'exit' handler's SIGKILL would lose them).
+ */
+export async function stopAll(procs, signal = 'SIGTERM') {
+  const exited = (p) =>
+    new Promise((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', r)));
+  for (const p of procs) p.kill(signal);
+  await Promise.all(procs.map(exited));
+}
+
 /** A built app (`apps/<app>/dist/main.js`), ready once its output contains `readyText`. */
 export const spawnApp = (app, args, readyText) =>
   spawnReady(

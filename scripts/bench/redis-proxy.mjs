@@ -13,13 +13,16 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
 import Redis from 'ioredis';
-import { benchPki, children, cpuTicks, spawnApp, spawnReady } from './processes.mjs';
+import { benchPki, children, cpuTicks, spawnApp, spawnReady, stopAll } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.BENCH_REQUESTS ?? (quick ? 20_000 : 200_000));
 const N_PIPELINED = N * 4;
 const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 10_000));
+// BENCH_PART=principal or agent runs one half (to profile it alone); BENCH_CLIENTS=8 one column.
+const PART = process.env.BENCH_PART;
+const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,8,50').split(',').map(Number);
 
 // ---- fixtures --------------------------------------------------------------------------
 const { dir, file, server, agentCert, proxyCert, caFile } = await benchPki(
@@ -178,11 +181,16 @@ for (let i = 0; ; i++) {
   await new Promise((r) => setTimeout(r, 50));
 }
 
-const results = [
-  ['redis-server (direct)', await throughput(principal.port, {})],
-  ['redis proxy (principal keys)', await throughput(proxyPort, { proxy: proxy.pid })],
-  ...(twemPort ? [['twemproxy (nutcracker)', await throughput(twemPort, { twemproxy: twemproxy.pid })]] : []),
-];
+const results =
+  PART === 'agent'
+    ? []
+    : [
+        ['redis-server (direct)', await throughput(principal.port, {})],
+        ['redis proxy (principal keys)', await throughput(proxyPort, { proxy: proxy.pid })],
+        ...(twemPort
+          ? [['twemproxy (nutcracker)', await throughput(twemPort, { twemproxy: twemproxy.pid })]]
+          : []),
+      ];
 
 // Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
 // managed resources), at 1, 8 and 50 clients, directly on the agent's Redis and through
@@ -202,11 +210,13 @@ const bigKey = 'app|managed-resources|bench-agent_big|1.8.3.gz';
   direct.disconnect();
 }
 const agentRows = [];
-for (const [label, key, n] of [
-  ['4 KiB', agentKey, N_LATENCY],
-  ['1 MiB gzip', bigKey, Math.max(200, Math.round(N_LATENCY / 20))],
-]) {
-  for (const clients of [1, 8, 50]) {
+for (const [label, key, n] of PART === 'principal'
+  ? []
+  : [
+      ['4 KiB', agentKey, N_LATENCY],
+      ['1 MiB gzip', bigKey, Math.max(200, Math.round(N_LATENCY / 20))],
+    ]) {
+  for (const clients of CLIENTS) {
     const get = async (port, k) =>
       Object.values(
         await benchmark(port, ['-c', String(clients), '-n', String(n), '--precision', '3', 'GET', k]),
@@ -301,6 +311,6 @@ if (agent8 && !agent8.d.error && !agent8.p.error) {
 }
 console.log(lines.join('\n'));
 
-for (const c of children) c.kill('SIGTERM');
+await stopAll([...children]);
 await Promise.all([principal.stop(), agentRedis.stop(), nats.stop()]);
 process.exit(0);

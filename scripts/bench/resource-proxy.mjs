@@ -17,7 +17,7 @@ import path from 'node:path';
 import { TokenAuthority } from '@pullplane/auth';
 import { freePort, startNatsServer } from '@pullplane/testing';
 import { startHaproxyHops, startNodeForwarders } from './calibrations.mjs';
-import { benchPki, children, cpuTicks, family, root, spawnApp, spawnReady } from './processes.mjs';
+import { benchPki, children, cpuTicks, family, root, spawnApp, spawnReady, stopAll } from './processes.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
@@ -384,15 +384,10 @@ if (namedGet.size > 0) {
   console.log('');
 }
 
-const exited = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
-proxy.kill('SIGTERM');
-agent.kill('SIGTERM');
-gateway.kill('SIGTERM');
-await Promise.all([proxy, agent, gateway].map(exited));
+await stopAll([proxy, agent, gateway]);
 standIn.kill('SIGTERM');
 // nginx's master stops its workers on SIGQUIT; killed outright on exit, it would leave them running.
-nginx.kill('SIGQUIT');
-await exited(nginx);
+await stopAll([nginx], 'SIGQUIT');
 await Promise.all([haproxy.stop(), forwarders.stop()]);
 await nats.stop();
 rmSync(dir, { recursive: true, force: true });

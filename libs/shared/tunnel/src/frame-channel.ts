@@ -126,7 +126,9 @@ export class FrameBatcher implements FrameSink {
     if (this.pendingBytes >= EARLY_FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      queueMicrotask(this.flushNow);
+      // Not a microtask: those run after each I/O callback, and the frames of several sockets
+      // read in one poll would each leave in a message of their own.
+      setImmediate(this.flushNow);
     }
     return !this.transport.needsDrain;
   }

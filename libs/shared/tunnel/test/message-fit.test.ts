@@ -191,3 +191,24 @@ describe('every message fits the receiver', () => {
     expect(ran).toEqual(['first', 'second', 'third']);
   });
 });
+
+describe('one message per event-loop turn', () => {
+  it('sends frames from separate callbacks of one turn (several sockets read in one poll) as one message', async () => {
+    const { transport, messages } = recordingTransport();
+    const batcher = new FrameBatcher(transport);
+    // Two callbacks of one phase, as two sockets' reads are: microtasks run between them, so a
+    // batcher flushing on a microtask would write two messages.
+    let writtenWithinTheTurn = -1;
+    await new Promise<void>((resolve) => {
+      setImmediate(() => batcher.send(dataFrame(1, Buffer.from('first'))));
+      setImmediate(() => {
+        batcher.send(dataFrame(3, Buffer.from('second')));
+        writtenWithinTheTurn = messages.length;
+        setImmediate(() => setImmediate(resolve));
+      });
+    });
+    expect(writtenWithinTheTurn).toBe(0);
+    expect(messages).toHaveLength(1);
+    expect(flatten(decodeFrame(messages[0]!)).map(streamIdOf)).toEqual([1, 3]);
+  });
+});
