@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { isStrippedBackendResponseHeader } from '@pullplane/names';
 
 /**
@@ -8,7 +7,7 @@ import { isStrippedBackendResponseHeader } from '@pullplane/names';
  * (filtered).
  */
 export function backendResponseHeaders(
-  res: IncomingMessage,
+  res: { readonly rawHeaders: readonly string[] },
   o: { upgraded?: boolean; bodyRewritten?: boolean } = {},
 ): Array<{ name: string; value: string }> {
   const out: Array<{ name: string; value: string }> = [];

@@ -1,6 +1,8 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
 
 export interface KubeRequest {
   method: string;
@@ -13,10 +15,36 @@ export interface KubeRequest {
 const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'] as const;
 type TlsSettings = Pick<https.RequestOptions, (typeof TLS_KEYS)[number]>;
 
+/** A cluster's answer as `call` hands it over: the status and the headers as sent. */
+export interface KubeResponse {
+  status: number;
+  /** Name, value, name, value… as received (node:http's rawHeaders). */
+  rawHeaders: string[];
+}
+
+/** What `call` tells its caller, in order: a response (or an error), its body, its end. */
+export interface KubeCallHandler {
+  onResponse(res: KubeResponse): void;
+  /** A body chunk; false pauses the response until the call's `resume()`. */
+  onData(chunk: Buffer): boolean;
+  onEnd(): void;
+  /** Before a response (it never came), or after one (its body broke off); also after `abort()`. */
+  onError(err: Error, responded: boolean): void;
+}
+
+export interface KubeCall {
+  /** Ends the call (the requester went away); onError follows unless it had ended. */
+  abort(): void;
+  /** Resumes a response paused by onData returning false. */
+  resume(): void;
+}
+
 interface Prepared {
   tls: TlsSettings;
-  /** Keep-alive agent built with `tls`: the connections carry the credentials. */
+  /** Keep-alive agent built with `tls`, for upgrades (exec, attach, port-forward). */
   agent: http.Agent;
+  /** Kept-alive connections built with `tls` for every other request: the connections carry the credentials. */
+  pool: Pool;
   /** Authorization (and Impersonate-User) as the kubeconfig's user asks. */
   headers: Record<string, string>;
   /** user:password for basic auth. */
@@ -94,9 +122,13 @@ export class KubeClient {
   close(): void {
     clearInterval(this.timer);
     this.prepared?.agent.destroy();
+    this.prepared?.pool.destroy().catch(() => undefined);
   }
 
-  /** Starts a request; the caller writes the body (if any) and reads the response. */
+  /**
+   * Starts an upgrade (exec, attach, port-forward) over node:http: the caller writes the body
+   * (if any) and takes the response or the upgraded socket.
+   */
   async request(req: KubeRequest, onResponse: (res: IncomingMessage) => void): Promise<http.ClientRequest> {
     const p = this.prepared ?? (await this.prepare());
     const options: https.RequestOptions = {
@@ -105,21 +137,95 @@ export class KubeClient {
       port: this.base.port || (this.isHttps ? 443 : 80),
       method: req.method,
       path: this.basePath + req.path,
-      headers: { ...req.headers, ...p.headers },
+      headers: { ...req.headers, ...p.headers, ...(await this.perRequestHeaders()) },
       agent: p.agent,
       ...(p.auth ? { auth: p.auth } : {}),
     };
-    if (this.perRequestAuth) {
-      const fresh: https.RequestOptions = { headers: {} };
-      await this.kubeConfig.applyToHTTPSOptions(fresh);
-      (fresh.agent as http.Agent | undefined)?.destroy();
-      Object.assign(options.headers as object, fresh.headers);
-    }
     return (this.isHttps ? https : http).request(options, (res) => {
-      // Credentials refused: prepare them again (a rotated token) for the next request.
-      if (res.statusCode === 401) this.refresh().catch((err: unknown) => this.options.onRefreshError?.(err));
+      if (res.statusCode === 401) this.refused();
       onResponse(res);
     });
+  }
+
+  /**
+   * Sends a request on a kept-alive connection and hands its response to `handler` as it
+   * arrives. undici's dispatcher, not node:http: it parses and frames without a request
+   * object, a response stream and an agent's bookkeeping per call, which halves the client's
+   * CPU per request. `body` is the whole body, or a stream read to its end (and then
+   * destroyed: never pass a stream whose other side is still in use).
+   */
+  async call(
+    req: KubeRequest,
+    body: Buffer | Readable | undefined,
+    handler: KubeCallHandler,
+  ): Promise<KubeCall> {
+    const p = this.prepared ?? (await this.prepare());
+    const headers: Record<string, string | string[]> = { ...req.headers, ...p.headers };
+    if (p.auth) headers.authorization = `Basic ${Buffer.from(p.auth).toString('base64')}`;
+    Object.assign(headers, await this.perRequestHeaders());
+    // The request is whole before it is sent: nothing to wait for a 100 Continue for.
+    delete headers.expect;
+    let abortCall: ((err: Error) => void) | undefined;
+    let aborted: Error | undefined;
+    let resume: (() => void) | undefined;
+    let responded = false;
+    const refused = () => this.refused();
+    p.pool.dispatch(
+      {
+        path: this.basePath + req.path,
+        method: req.method,
+        headers,
+        body: body ?? null,
+        // Watches and followed logs are quiet for as long as they like; the caller's deadline
+        // and its going away (abort) end a call, as the API server's own timeouts do.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      {
+        onConnect(abort: (err?: Error) => void) {
+          abortCall = abort;
+          if (aborted) abort(aborted);
+        },
+        onHeaders(status: number, raw: Buffer[], resumeFn: () => void) {
+          // 1xx informational answers are not the response.
+          if (status < 200) return true;
+          responded = true;
+          resume = resumeFn;
+          if (status === 401) refused();
+          const rawHeaders = new Array<string>(raw.length);
+          for (let i = 0; i < raw.length; i++) rawHeaders[i] = raw[i]!.toString('latin1');
+          handler.onResponse({ status, rawHeaders });
+          return true;
+        },
+        onData: (chunk: Buffer) => handler.onData(chunk),
+        onComplete: () => handler.onEnd(),
+        onError: (err: Error) => handler.onError(err, responded),
+      },
+    );
+    return {
+      abort() {
+        if (aborted) return;
+        aborted = new Error('the requester went away');
+        abortCall?.(aborted);
+      },
+      resume: () => resume?.(),
+    };
+  }
+
+  /** Authorization from an exec plugin or auth provider: client-node caches and renews it, asked per request. */
+  private async perRequestHeaders(): Promise<Record<string, string>> {
+    if (!this.perRequestAuth) return {};
+    const fresh: https.RequestOptions = { headers: {} };
+    await this.kubeConfig.applyToHTTPSOptions(fresh);
+    (fresh.agent as http.Agent | undefined)?.destroy();
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(fresh.headers ?? {})) if (typeof v === 'string') out[k] = v;
+    return out;
+  }
+
+  /** Credentials refused: prepare them again (a rotated token) for the next request. */
+  private refused(): void {
+    this.refresh().catch((err: unknown) => this.options.onRefreshError?.(err));
   }
 
   private prepare(): Promise<Prepared> {
@@ -146,37 +252,52 @@ export class KubeClient {
       : this.isHttps
         ? new https.Agent({ keepAlive: true, maxSockets: this.maxSockets, ...tls })
         : new http.Agent({ keepAlive: true, maxSockets: this.maxSockets });
-    if (previous && !sameTls) retire(previous.agent);
-    this.prepared = { tls, agent, headers, ...(probe.auth ? { auth: probe.auth } : {}) };
+    const pool = sameTls
+      ? previous.pool
+      : new Pool(this.base.origin, {
+          connections: this.maxSockets,
+          keepAliveTimeout: 30_000,
+          ...(this.isHttps ? { connect: { ...tls } } : {}),
+        });
+    if (previous && !sameTls) {
+      retire(previous.agent);
+      // Idle connections close now, busy ones once their requests end.
+      previous.pool.close().catch(() => undefined);
+    }
+    this.prepared = { tls, agent, pool, headers, ...(probe.auth ? { auth: probe.auth } : {}) };
     return this.prepared;
   }
 
   /** GETs a JSON document; undefined on 404. Throws on other failures. */
   async getJson(path: string): Promise<unknown> {
+    const { status, body } = await this.fetch({
+      method: 'GET',
+      path,
+      headers: { accept: 'application/json' },
+    });
+    if (status === 404) return undefined;
+    const text = body.toString('utf8');
+    if (status < 200 || status >= 300) throw new Error(`GET ${path}: ${status} ${text.slice(0, 200)}`);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`GET ${path}: response is not JSON`);
+    }
+  }
+
+  /** A request's whole response (small answers: documents, not watches). */
+  fetch(req: KubeRequest, body?: Buffer): Promise<KubeResponse & { body: Buffer }> {
     return new Promise((resolve, reject) => {
-      this.request({ method: 'GET', path, headers: { accept: 'application/json' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status === 404) return resolve(undefined);
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (status < 200 || status >= 300) {
-            return reject(new Error(`GET ${path}: ${status} ${text.slice(0, 200)}`));
-          }
-          try {
-            resolve(JSON.parse(text));
-          } catch {
-            reject(new Error(`GET ${path}: response is not JSON`));
-          }
-        });
-      })
-        .then((r) => {
-          r.on('error', reject);
-          r.end();
-        })
-        .catch(reject);
+      const chunks: Buffer[] = [];
+      let head: KubeResponse | undefined;
+      this.call(req, body, {
+        onResponse: (res) => {
+          head = res;
+        },
+        onData: (c) => chunks.push(c) > 0,
+        onEnd: () => resolve({ ...head!, body: Buffer.concat(chunks) }),
+        onError: reject,
+      }).catch(reject);
     });
   }
 }

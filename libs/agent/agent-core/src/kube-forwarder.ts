@@ -1,5 +1,4 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import {
@@ -24,7 +23,7 @@ import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/t
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { backendResponseHeaders } from './backend-response-headers.js';
-import { KubeClient } from './kube-client.js';
+import { type KubeCall, type KubeCallHandler, KubeClient, type KubeResponse } from './kube-client.js';
 import {
   createKubeSessions,
   DEFAULT_EXEC_POLICY,
@@ -36,9 +35,11 @@ import { ManagedGate } from './managed-gate.js';
 /** Methods a request may be sent again with (no body, no effect): RFC 9110's safe methods. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** How a kept-alive connection the server closed under a request shows: reset, or ended unanswered. */
-const isStaleConnection = (err: Error) =>
-  (err as NodeJS.ErrnoException).code === 'ECONNRESET' || err.message === 'socket hang up';
+/** How a kept-alive connection the server closed under a request shows: reset, or closed unanswered. */
+const isStaleConnection = (err: Error) => {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET';
+};
 
 /**
  * Request headers never forwarded to the API server: hop-by-hop, credentials and identity
@@ -97,24 +98,17 @@ function respondStatus(
 /**
  * Answers a named GET only if the object the cluster returned is managed (for a one-row Table,
  * the row's object); otherwise the seed's 404. The body is a single object, so buffering it
- * is bounded.
+ * is bounded (MAX_DECISION_BODY, checked as it arrives).
  */
 async function judgeObject(
-  res: IncomingMessage,
+  res: KubeResponse,
+  body: Buffer,
   stream: LogicalStream,
   gate: ManagedGate,
   target: { resource: string; group: string; name: string; events: boolean },
   log: RequestLog,
 ): Promise<void> {
   try {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of res as AsyncIterable<Buffer>) {
-      size += c.length;
-      if (size > MAX_DECISION_BODY) throw new Error('object too large to check');
-      chunks.push(c);
-    }
-    const body = Buffer.concat(chunks);
     const doc = JSON.parse(body.toString('utf8')) as { kind?: string; rows?: unknown[] };
     const obj = doc.kind === 'Table' ? rowObject(doc.rows?.[0]) : doc;
     const check = gate.resolver.forRequest();
@@ -127,12 +121,22 @@ async function judgeObject(
       };
       return respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE, details);
     }
-    stream.respond(res.statusCode ?? 200, backendResponseHeaders(res));
+    stream.respond(res.status, backendResponseHeaders(res));
     stream.end(body);
   } catch (err) {
-    log.warn({ err: String(err) }, 'could not judge the object; refusing');
-    if (!stream.destroyed) respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE);
+    refuseUnjudged(stream, log, err);
   }
+}
+
+function refuseUnjudged(stream: LogicalStream, log: RequestLog, err: unknown): void {
+  log.warn({ err: String(err) }, 'could not judge the object; refusing');
+  if (!stream.destroyed) respondStatus(stream, 404, 'NotFound', NOT_MANAGED_MESSAGE);
+}
+
+/** The value of a header in raw name/value pairs (first one; names compared lower-case). */
+function rawHeader(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  return undefined;
 }
 
 /** Reads the request side to its end without touching the response side (no async iterator:
@@ -276,90 +280,112 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
           reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
       }
     }
-    // Node frames DELETE/GET bodies only when told to: without a length, ask for chunking.
-    if (requestHasBody(stream.open) && !buffered && reqHeaders['content-length'] === undefined) {
-      reqHeaders['transfer-encoding'] = 'chunked';
-    }
+    // A streamed body without a length goes chunked (the client frames it so).
     if (buffered) reqHeaders['content-length'] = String(buffered.length);
 
     // The requester gave up (or its timeout passed) while the request was being checked: the
     // cluster is not asked at all.
     if (stream.destroyed) return;
+    let call: KubeCall | undefined;
     let responseComplete = false;
-    let responded = false;
-    const onResponse = (res: IncomingMessage) => {
-      responded = true;
-      res.on('end', () => {
-        responseComplete = true;
-      });
-      const status = res.statusCode ?? 502;
-      if (
-        gate &&
-        postCheck &&
-        status >= 200 &&
-        status < 300 &&
-        isJsonContentType(res.headers['content-type'])
-      ) {
-        void judgeObject(res, stream, gate, postCheck, log);
-        return;
-      }
-      const filter =
-        gate &&
-        decision?.action === 'forward' &&
-        status >= 200 &&
-        status < 300 &&
-        isJsonContentType(res.headers['content-type'])
-          ? responseFilterFor(decision, gate.resolver.forRequest())
-          : undefined;
-      // A filtered body has a different length.
-      stream.respond(status, backendResponseHeaders(res, { bodyRewritten: filter !== undefined }));
-      const body = filter ? Readable.from(filter(res)) : res;
-      // pipe() rather than pipeline(): this is the hot path, and pipeline allocates an
-      // AbortController (and an AbortError on completion) per call.
-      body.on('error', (err: Error) => {
-        if (!stream.destroyed)
-          stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
-        res.destroy();
-      });
-      body.pipe(stream);
+    /** What the response's chunks go to, once its head has said how to answer. */
+    let sink: ((chunk: Buffer) => boolean) | undefined;
+    let finish: (() => void) | undefined;
+    const failed = (err: Error) => {
+      span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
+      log.warn({ err: err.message }, 'cluster API request failed');
+      stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
     };
     // A request with nothing to send again may be sent again: once, when the API server closed
     // a kept-alive connection just as the request went out on it (as Go's transport retries).
     const resendable = !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method);
-    let req: ClientRequest;
-    const send = async (resent: boolean): Promise<void> => {
-      req = await kube.request({ method, path, headers: reqHeaders }, onResponse);
-      const sent = req;
-      sent.on('error', (err) => {
+    const handler: KubeCallHandler = {
+      onResponse: (res) => {
+        const status = res.status;
+        const json = isJsonContentType(rawHeader(res.rawHeaders, 'content-type'));
+        if (gate && postCheck && status >= 200 && status < 300 && json) {
+          // The object is judged whole: gathered here, bounded as it arrives.
+          const chunks: Buffer[] = [];
+          let size = 0;
+          sink = (c) => {
+            size += c.length;
+            if (size > MAX_DECISION_BODY) {
+              sink = () => true;
+              finish = undefined;
+              call?.abort();
+              refuseUnjudged(stream, log, new Error('object too large to check'));
+              return true;
+            }
+            chunks.push(c);
+            return true;
+          };
+          finish = () => void judgeObject(res, Buffer.concat(chunks), stream, gate, postCheck, log);
+          return;
+        }
+        const filter =
+          gate && decision?.action === 'forward' && status >= 200 && status < 300 && json
+            ? responseFilterFor(decision, gate.resolver.forRequest())
+            : undefined;
+        // A filtered body has a different length.
+        stream.respond(status, backendResponseHeaders(res, { bodyRewritten: filter !== undefined }));
+        if (!filter) {
+          // The hot path: chunks written straight on, the call paused while the tunnel is full.
+          sink = (c) => stream.write(c) || (stream.once('drain', () => call?.resume()), false);
+          finish = () => stream.end();
+          return;
+        }
+        const body = new Readable({ read: () => call?.resume() });
+        sink = (c) => body.push(c);
+        finish = () => body.push(null);
+        const filtered = Readable.from(filter(body));
+        // pipe() rather than pipeline(): pipeline allocates an AbortController (and an
+        // AbortError on completion) per call.
+        filtered.on('error', (err: Error) => {
+          if (!stream.destroyed)
+            stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
+          call?.abort();
+        });
+        filtered.pipe(stream);
+      },
+      onData: (chunk) => (sink ? sink(chunk) : true),
+      onEnd: () => {
+        responseComplete = true;
+        finish?.();
+      },
+      onError: (err, responded) => {
         if (stream.destroyed) return;
-        if (!resent && resendable && !responded && sent.reusedSocket && isStaleConnection(err)) {
+        if (responded) {
+          stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
+          return;
+        }
+        if (!resent && resendable && isStaleConnection(err)) {
+          resent = true;
           log.debug(
             { err: err.message },
             'kept-alive cluster API connection closed under the request; sent again',
           );
-          send(true).catch((e: unknown) => {
-            if (!stream.destroyed)
-              stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${String(e)}`);
+          send().catch((e: unknown) => {
+            if (!stream.destroyed) failed(e instanceof Error ? e : new Error(String(e)));
           });
           return;
         }
-        span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
-        log.warn({ err: err.message }, 'cluster API request failed');
-        stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
-      });
-      if (resent) sent.end();
-      else if (buffered) sent.end(buffered);
-      else stream.pipe(sent);
+        failed(err);
+      },
     };
-    await send(false);
+    let resent = false;
+    const send = async (): Promise<void> => {
+      // A streamed body goes through its own pipe: the call destroys what it read, and the
+      // logical stream's response side is still in use.
+      const body = buffered ?? (requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined);
+      call = await kube.call({ method, path, headers: reqHeaders }, body, handler);
+      // The requester went away while the call was being set up.
+      if (stream.destroyed) call.abort();
+    };
+    await send();
     // The requester went away (client closed a watch, its timeout passed): stop the upstream
-    // call too, also when that happened while the call was being set up.
-    if (stream.destroyed) {
-      req!.destroy();
-      return;
-    }
+    // call too.
     stream.on('close', () => {
-      if (!req.destroyed && !responseComplete) req.destroy();
+      if (!responseComplete) call?.abort();
     });
   };
 

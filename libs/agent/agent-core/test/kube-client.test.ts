@@ -59,7 +59,14 @@ function kubeConfigWithFiles(user: Record<string, unknown> = {}): KubeConfig {
   return kc;
 }
 
-function get(kube: KubeClient, p: string): Promise<{ status: number; body: string }> {
+/** The path every proxied request takes (kept-alive connections of its own). */
+async function get(kube: KubeClient, p: string): Promise<{ status: number; body: string }> {
+  const res = await kube.fetch({ method: 'GET', path: p, headers: { accept: 'application/json' } });
+  return { status: res.status, body: res.body.toString() };
+}
+
+/** The path upgrades take (exec, attach, port-forward): node:http with its own agent. */
+function getByUpgradePath(kube: KubeClient, p: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     kube
       .request(
@@ -128,16 +135,19 @@ describe('KubeClient', () => {
     }
   });
 
-  it('uses a rotated client certificate once it prepares again, on new connections', async () => {
+  it.each([
+    ['requests', get],
+    ['upgrades', getByUpgradePath],
+  ])('%s use a rotated client certificate once it prepares again, on new connections', async (_, send) => {
     const kube = new KubeClient(kubeConfigWithFiles(), { refreshMs: 0 });
     try {
-      expect((await get(kube, '/api')).status).toBe(200);
+      expect((await send(kube, '/api')).status).toBe(200);
       expect(lastUser()).toBe('agent-sa-one');
       await writeClientCert('agent-sa-two');
-      expect((await get(kube, '/api')).status).toBe(200);
+      expect((await send(kube, '/api')).status).toBe(200);
       expect(lastUser()).toBe('agent-sa-one');
       await kube.refresh();
-      expect((await get(kube, '/api')).status).toBe(200);
+      expect((await send(kube, '/api')).status).toBe(200);
       expect(lastUser()).toBe('agent-sa-two');
       expect(kube.preparations).toBe(2);
     } finally {
