@@ -104,13 +104,16 @@ export class KubeClient {
     this.perRequestAuth = Boolean(
       user?.exec || (user?.authProvider && user.authProvider.name !== 'tokenFile'),
     );
-    const every = options.refreshMs ?? 10_000;
-    if (every > 0) {
-      this.timer = setInterval(() => {
-        this.refresh().catch((err: unknown) => options.onRefreshError?.(err));
-      }, every);
-      this.timer.unref();
-    }
+  }
+
+  /** Prepares the credentials again every `refreshMs` while the client is in use (from its first request until close). */
+  private keepRefreshing(): void {
+    const every = this.options.refreshMs ?? 10_000;
+    if (every <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      this.refresh().catch((err: unknown) => this.options.onRefreshError?.(err));
+    }, every);
+    this.timer.unref();
   }
 
   /** Prepares the credentials again now (rotation); requests meanwhile use the previous ones. */
@@ -118,11 +121,17 @@ export class KubeClient {
     await this.prepare();
   }
 
-  /** Stops the refresh timer and closes the kept-alive connections. */
+  /**
+   * Stops the refresh timer and closes the kept-alive connections. A request after this
+   * prepares the credentials again (an agent restarted in the same process reuses its client).
+   */
   close(): void {
     clearInterval(this.timer);
-    this.prepared?.agent.destroy();
-    this.prepared?.pool.destroy().catch(() => undefined);
+    this.timer = undefined;
+    const p = this.prepared;
+    this.prepared = undefined;
+    p?.agent.destroy();
+    p?.pool.destroy().catch(() => undefined);
   }
 
   /**
@@ -236,6 +245,7 @@ export class KubeClient {
   }
 
   private async load(): Promise<Prepared> {
+    this.keepRefreshing();
     const probe: https.RequestOptions = { headers: {} };
     await this.kubeConfig.applyToHTTPSOptions(probe);
     // client-node builds an agent per call; the connections are ours to keep.

@@ -377,6 +377,9 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
       // A streamed body goes through its own pipe: the call destroys what it read, and the
       // logical stream's response side is still in use.
       const body = buffered ?? (requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined);
+      // A bodiless request's side still has to be read to its end, or the stream never closes
+      // (and its span never ends).
+      if (body === undefined) stream.resume();
       call = await kube.call({ method, path, headers: reqHeaders }, body, handler);
       // The requester went away while the call was being set up.
       if (stream.destroyed) call.abort();

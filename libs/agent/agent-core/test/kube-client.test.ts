@@ -156,6 +156,19 @@ describe('KubeClient', () => {
     }
   });
 
+  it('serves requests again after close, preparing anew (an agent restarted in the same process)', async () => {
+    const kube = new KubeClient(kubeConfigWithFiles(), { refreshMs: 0 });
+    try {
+      expect((await get(kube, '/api')).status).toBe(200);
+      kube.close();
+      expect((await get(kube, '/api')).status).toBe(200);
+      expect((await getByUpgradePath(kube, '/api')).status).toBe(200);
+      expect(kube.preparations).toBe(2);
+    } finally {
+      kube.close();
+    }
+  });
+
   it('keeps the previous credentials when preparing again fails', async () => {
     const errors: unknown[] = [];
     const kube = new KubeClient(kubeConfigWithFiles(), {

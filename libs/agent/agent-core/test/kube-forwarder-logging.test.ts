@@ -13,6 +13,8 @@ import { createKubeForwarder } from '../src/index.js';
 // the request logs something: a request that goes well writes nothing, even at debug.
 let backend: http.Server;
 let gateway: Multiplexer;
+/** Request ids of the agent's streams that closed (what ends a request's span and its hooks). */
+const closed: string[] = [];
 const lines: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
@@ -45,7 +47,14 @@ beforeAll(async () => {
   });
   const link = createMemoryLink();
   gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
+  const agent = new Multiplexer({
+    sink: link.b,
+    idParity: 'even',
+    onStream: (s) => {
+      s.once('close', () => closed.push(s.open.requestId));
+      forwarder.handle(s);
+    },
+  });
   link.connect(
     (f) => gateway.receive(f),
     (f) => agent.receive(f),
@@ -65,6 +74,8 @@ it('logs nothing for a request that goes well, and the request id, method and pa
   const ok = gateway.open(get('/api/v1/namespaces', 'req-ok'));
   expect((await ok.responseHead()).status).toBe(200);
   await text(ok);
+  // Answered, the agent's stream closes too (a bodiless request's side read to its end).
+  await expect.poll(() => closed).toEqual(['req-ok']);
   const broken = gateway.open(get('/broken/pods', 'req-broken'));
   await expect(broken.responseHead()).rejects.toThrow(/cluster API request failed/);
   await expect.poll(() => lines.length).toBeGreaterThan(1);
