@@ -32,9 +32,12 @@ export interface RedisExecutorOptions {
   /** The agent's local Redis (Argo CD's argocd-redis on this cluster). */
   endpoint: RedisEndpoint;
   logger: Logger;
-  /** Connections to the local Redis for commands (default 4). */
+  /** Connections to the local Redis for commands, per protocol clients speak (default 4). */
   poolSize?: number;
-  /** A command the local Redis does not answer in time fails (default 5 s). */
+  /**
+   * A command the local Redis does not answer in time fails, with those behind it on its
+   * connection, which is replaced (default 5 s).
+   */
   commandTimeoutMs?: number;
   /** Commands of one pipeline running on the local Redis at once (default 128). */
   maxPipelineInflight?: number;
@@ -51,13 +54,6 @@ export interface RedisExecutorOptions {
   tracer?: Tracer | undefined;
 }
 
-/**
- * The agent's side of the redis proxy: runs the commands the proxy routes here against the
- * local Redis with `<agent>_` cut out of every key, and serves channel subscriptions as
- * long-lived streams of pushes, released when the stream ends. Commands run on raw
- * connections opened in the protocol the client speaks, and each reply goes back as the bytes
- * the local Redis sent, so neither side re-encodes it.
- */
 /** A reply of a pipeline, in command order: unset until the local Redis answered. */
 interface Slot {
   bytes: Buffer | Buffer[] | undefined;
@@ -66,6 +62,13 @@ interface Slot {
 
 const isError = (reply: RawReply) => reply.value.type === 'error' || reply.value.type === 'blobError';
 
+/**
+ * The agent's side of the redis proxy: runs the commands the proxy routes here against the
+ * local Redis with `<agent>_` cut out of every key, and serves channel subscriptions as
+ * long-lived streams of pushes, released when the stream ends. Commands run on raw
+ * connections opened in the protocol the client speaks, and each reply goes back as the bytes
+ * the local Redis sent, so neither side re-encodes it.
+ */
 export class RedisExecutor {
   /** `poolSize` connections per protocol, opened as first needed. */
   private readonly pools = new Map<RespProtocol, RawConnection[]>();

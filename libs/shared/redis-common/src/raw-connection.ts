@@ -134,9 +134,13 @@ export class RawConnection {
       this.head = 0;
     }
     if (w.done !== undefined) w.done({ value: v, raw });
-    else if (v.type === 'error' || v.type === 'blobError')
-      // A refused setup command: the commands after it say why (NOAUTH…) in their own replies.
-      this.opts.logger.debug({ command: w.what, reply: String(v.value) }, 'redis refused a setup command');
+    else if (v.type === 'error' || v.type === 'blobError') {
+      // A refused setup command (a wrong password, HELLO on a Redis before 6): worth a warning;
+      // NOAUTH (no password given) the commands after it say in their own replies.
+      const reply = String(v.value);
+      const level = reply.startsWith('NOAUTH') ? 'debug' : 'warn';
+      this.opts.logger[level]({ command: w.what, reply }, 'redis refused a connection setup command');
+    }
   }
 
   /** One timer for the oldest command: it fires when that one has waited too long. */
