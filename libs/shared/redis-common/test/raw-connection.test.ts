@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { encodeCommand, joinRaw, RespDecoder } from '@pullplane/resp';
+import { encodeCommand, joinRaw, ValueSlicer } from '@pullplane/resp';
 import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,37 +35,24 @@ async function raw(c: RawConnection, args: Array<string | Buffer>): Promise<Buff
 function direct(protocol: 2 | 3, commands: Array<Array<string | Buffer>>): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: redis.host, port: redis.port });
-    const chunks: Buffer[] = [];
-    let values = 0;
-    const setup = protocol === 3 ? 2 : 1;
-    const ends: number[] = [];
-    let total = 0;
-    let current = Buffer.alloc(0);
-    const decoder = new RespDecoder({
-      onValue: (_v, end) => {
-        values++;
-        ends.push(total - current.length + end);
-        if (values === setup + commands.length) {
+    const out: Buffer[] = [];
+    const skip = protocol === 3 ? 2 : 1;
+    let seen = 0;
+    const slicer = new ValueSlicer({
+      onValue: (_v, raw) => {
+        if (++seen > skip) out.push(joinRaw(raw));
+        if (out.length === commands.length) {
           socket.destroy();
-          const all = Buffer.concat(chunks);
-          const out: Buffer[] = [];
-          for (let i = setup; i < ends.length; i++) out.push(all.subarray(ends[i - 1]!, ends[i]!));
           resolve(out);
         }
       },
       onError: reject,
     });
-    socket.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      total += chunk.length;
-      current = chunk;
-      decoder.push(chunk);
-    });
+    socket.on('data', (chunk: Buffer) => slicer.push(chunk));
     socket.on('error', reject);
-    const out = [encodeCommand(['AUTH', 'pw'])];
-    if (protocol === 3) out.push(encodeCommand(['HELLO', '3']));
-    for (const c of commands) out.push(encodeCommand(c));
-    socket.write(Buffer.concat(out));
+    const setup = [encodeCommand(['AUTH', 'pw'])];
+    if (protocol === 3) setup.push(encodeCommand(['HELLO', '3']));
+    socket.write(Buffer.concat([...setup, ...commands.map((c) => encodeCommand(c))]));
   });
 }
 
