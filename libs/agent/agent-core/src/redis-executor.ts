@@ -174,7 +174,12 @@ export class RedisExecutor {
       if (ended && out.length === 0 && waiting.length === 0 && !stream.destroyed) stream.end();
       else pump();
     };
+    // Commands refused here are answered at once, from inside the loop below: the flush that
+    // answer triggers must not start the loop again, or a run of them recurses per command.
+    let pumping = false;
     const pump = () => {
+      if (pumping) return;
+      pumping = true;
       while (waiting.length > 0 && inflight < maxInflight && held < maxReplyBytes && !stream.destroyed) {
         const args = waiting.shift()!;
         const slot: Slot = { bytes: undefined, length: 0 };
@@ -188,6 +193,7 @@ export class RedisExecutor {
           flush();
         });
       }
+      pumping = false;
       // Decoded commands still wait: stop reading so the peer's credit stops growing.
       if (waiting.length > 0) stream.pause();
       else if (!ended) stream.resume();

@@ -223,6 +223,25 @@ describe('RedisExecutor pipelines', () => {
     },
   );
 
+  it('answers a long run of commands refused here in order, each at once (no recursion per command)', async () => {
+    const f = fixture(redis);
+    try {
+      const p = f.pipeline(2);
+      const n = 50_000;
+      const refused = encodeCommand(['GET', 'app|managed-resources|west_gb|1.gz']);
+      const unknown = encodeCommand(['KEYS', '*']);
+      p.stream.write(Buffer.concat(Array.from({ length: n }, (_, i) => (i % 2 === 0 ? refused : unknown))));
+      p.send(['GET', 'app|managed-resources|east_none|1']);
+      const replies = await p.next(n + 1);
+      expect(replies[0]!.toString()).toMatch(/^-ERR agent east refused the key/);
+      expect(replies[1]!.toString()).toMatch(/^-ERR unsupported command for agent key/);
+      expect(replies[n - 1]!.toString()).toMatch(/^-ERR unsupported command for agent key/);
+      expect(replies[n]!.toString()).toBe('$-1\r\n');
+    } finally {
+      await f.stop();
+    }
+  });
+
   it('answers the commands waiting when the local Redis goes away, and runs later ones once it is back', async () => {
     const own = await startRedisServer({});
     const admin = new Redis({ host: own.host, port: own.port, maxRetriesPerRequest: 0, lazyConnect: true });
