@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { encodeCommand, joinRaw, ValueSlicer } from '@pullplane/resp';
-import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawConnection, type RawReply } from '../src/index.js';
@@ -147,6 +147,31 @@ describe('RawConnection', () => {
     } finally {
       c.close();
       admin.close();
+    }
+  });
+
+  it('talks TLS to a TLS-only Redis, verified with its CA, password and HELLO 3 included', async () => {
+    const pki = await createTestPki();
+    const cert = await pki.serverCert(['localhost', '127.0.0.1']);
+    const own = await startRedisServer({
+      password: 'tls-pw',
+      tls: { cert: cert.certPem, key: cert.keyPem, ca: pki.ca.certPem },
+    });
+    const c = new RawConnection({
+      endpoint: {
+        host: own.host,
+        port: own.port,
+        password: 'tls-pw',
+        tls: { ca: pki.ca.certPem, servername: 'localhost' },
+      },
+      protocol: 3,
+      logger,
+    });
+    try {
+      expect((await raw(c, ['GET', 'none'])).toString()).toBe('_\r\n');
+    } finally {
+      c.close();
+      await own.stop();
     }
   });
 
