@@ -3,15 +3,24 @@ import {
   AGENT_COMMANDS,
   type PubSubKind,
   type PubSubListener,
+  RawConnection,
+  type RawReply,
   type RedisEndpoint,
   RedisSubscriber,
   SubscriptionHub,
   toLocalName,
 } from '@pullplane/redis-common';
-import { encode, errorReply, RespDecoder, type RespProtocol, type RespValue, resp } from '@pullplane/resp';
+import {
+  encode,
+  encodeCommand,
+  errorReply,
+  RespDecoder,
+  type RespProtocol,
+  rawLength,
+  resp,
+} from '@pullplane/resp';
 import { endRedisCommandSpan, startRedisCommandSpan } from '@pullplane/tracing';
 import { type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface RedisExecutorOptions {
@@ -23,9 +32,12 @@ export interface RedisExecutorOptions {
   /** The agent's local Redis (Argo CD's argocd-redis on this cluster). */
   endpoint: RedisEndpoint;
   logger: Logger;
-  /** Connections to the local Redis for commands (default 4). */
+  /** Connections to the local Redis for commands, per protocol clients speak (default 4). */
   poolSize?: number;
-  /** A command the local Redis does not answer in time fails (default 5 s). */
+  /**
+   * A command the local Redis does not answer in time fails, with those behind it on its
+   * connection, which is replaced (default 5 s).
+   */
   commandTimeoutMs?: number;
   /** Commands of one pipeline running on the local Redis at once (default 128). */
   maxPipelineInflight?: number;
@@ -42,24 +54,24 @@ export interface RedisExecutorOptions {
   tracer?: Tracer | undefined;
 }
 
-/** ioredis hands replies over as Buffers, numbers, nulls and arrays; back to RESP values. */
-function toValue(reply: unknown, status: boolean): RespValue {
-  if (reply === null || reply === undefined) return resp.bulk(null);
-  if (typeof reply === 'number') return resp.integer(reply);
-  if (Buffer.isBuffer(reply)) return status ? resp.simple(reply.toString('latin1')) : resp.bulk(reply);
-  if (typeof reply === 'string') return status ? resp.simple(reply) : resp.bulk(reply);
-  if (Array.isArray(reply)) return resp.array(reply.map((r) => toValue(r, false)));
-  return resp.error('ERR unexpected reply from the local redis');
+/** A reply of a pipeline, in command order: unset until the local Redis answered. */
+interface Slot {
+  bytes: Buffer | Buffer[] | undefined;
+  length: number;
 }
+
+const isError = (reply: RawReply) => reply.value.type === 'error' || reply.value.type === 'blobError';
 
 /**
  * The agent's side of the redis proxy: runs the commands the proxy routes here against the
  * local Redis with `<agent>_` cut out of every key, and serves channel subscriptions as
- * long-lived streams of pushes, released when the stream ends. Replies are written in the
- * protocol the client speaks, so the proxy passes them on unchanged.
+ * long-lived streams of pushes, released when the stream ends. Commands run on raw
+ * connections opened in the protocol the client speaks, and each reply goes back as the bytes
+ * the local Redis sent, so neither side re-encodes it.
  */
 export class RedisExecutor {
-  private pool: Redis[] | undefined;
+  /** `poolSize` connections per protocol, opened as first needed. */
+  private readonly pools = new Map<RespProtocol, RawConnection[]>();
   private next = 0;
   private readonly subscriber: RedisSubscriber;
   private readonly hub: SubscriptionHub;
@@ -102,10 +114,14 @@ export class RedisExecutor {
       this.subscribe(stream, name === 'subscribe' ? 'channel' : 'pattern', args, protocol);
       return;
     }
-    void this.execute(args, protocol, this.connection()).then((bytes) => {
+    this.execute(args, this.connection(protocol), (bytes) => {
       if (stream.destroyed) return;
       stream.respond(200);
-      stream.end(bytes);
+      if (Buffer.isBuffer(bytes)) stream.end(bytes);
+      else {
+        for (const part of bytes) stream.write(part);
+        stream.end();
+      }
     });
   }
 
@@ -118,11 +134,11 @@ export class RedisExecutor {
    */
   private pipeline(stream: LogicalStream, protocol: RespProtocol): void {
     stream.respond(200);
-    const redis = this.connection();
+    const redis = this.connection(protocol);
     const maxInflight = this.opts.maxPipelineInflight ?? 128;
     const maxReplyBytes = this.opts.maxPipelineReplyBytes ?? 4 * 1024 * 1024;
     const waiting: Buffer[][] = [];
-    const out: Array<{ bytes: Buffer | undefined }> = [];
+    const out: Slot[] = [];
     let inflight = 0;
     let held = 0;
     let waitingForDrain = false;
@@ -137,11 +153,17 @@ export class RedisExecutor {
       this.pipelineReplyBytes -= held;
       held = 0;
     });
+    const write = (bytes: Buffer | Buffer[]): boolean => {
+      if (Buffer.isBuffer(bytes)) return stream.write(bytes);
+      let ok = true;
+      for (const part of bytes) ok = stream.write(part);
+      return ok;
+    };
     const flush = () => {
       while (!waitingForDrain && out.length > 0 && out[0]!.bytes !== undefined && !stream.destroyed) {
-        const bytes = out.shift()!.bytes!;
-        hold(-bytes.length);
-        if (!stream.write(bytes)) {
+        const slot = out.shift()!;
+        hold(-slot.length);
+        if (!write(slot.bytes!)) {
           waitingForDrain = true;
           stream.once('drain', () => {
             waitingForDrain = false;
@@ -152,26 +174,33 @@ export class RedisExecutor {
       if (ended && out.length === 0 && waiting.length === 0 && !stream.destroyed) stream.end();
       else pump();
     };
+    // Commands refused here are answered at once, from inside the loop below: the flush that
+    // answer triggers must not start the loop again, or a run of them recurses per command.
+    let pumping = false;
     const pump = () => {
+      if (pumping) return;
+      pumping = true;
       while (waiting.length > 0 && inflight < maxInflight && held < maxReplyBytes && !stream.destroyed) {
         const args = waiting.shift()!;
-        const slot: { bytes: Buffer | undefined } = { bytes: undefined };
+        const slot: Slot = { bytes: undefined, length: 0 };
         out.push(slot);
         inflight++;
-        void this.execute(args, protocol, redis).then((bytes) => {
+        this.execute(args, redis, (bytes) => {
           inflight--;
           slot.bytes = bytes;
-          if (!stream.destroyed) hold(bytes.length);
+          slot.length = rawLength(bytes);
+          if (!stream.destroyed) hold(slot.length);
           flush();
         });
       }
+      pumping = false;
       // Decoded commands still wait: stop reading so the peer's credit stops growing.
       if (waiting.length > 0) stream.pause();
       else if (!ended) stream.resume();
     };
     const decoder = new RespDecoder({
       mode: 'server',
-      onValue: (v) => waiting.push((v as { value: Array<{ value: Buffer }> }).value.map((x) => x.value)),
+      onCommand: (args) => waiting.push(args),
       onError: (err) => stream.reset(TunnelErrorCode.PROTOCOL, err.message),
     });
     stream.on('data', (chunk: Buffer) => {
@@ -192,61 +221,63 @@ export class RedisExecutor {
   private pipelineReplyBytes = 0;
   private pipelineReplyBytesPeak = 0;
 
-  /** Runs one command (checked, keys cut) and encodes its reply; never rejects. */
-  private execute(args: Buffer[], protocol: RespProtocol, redis: Redis): Promise<Buffer> {
+  /**
+   * Runs one command (checked, keys cut) and hands `done` its reply as the bytes the local
+   * Redis sent (in the connection's protocol), or an error reply; `done` is called exactly once.
+   */
+  private execute(args: Buffer[], redis: RawConnection, done: (bytes: Buffer | Buffer[]) => void): void {
     const name = args[0]!.toString('latin1').toLowerCase();
     const spec = AGENT_COMMANDS.get(name);
     const count = this.opts.onCommand;
     if (spec === undefined) {
       count?.('unknown', true);
-      return Promise.resolve(errorReply(`ERR unsupported command for agent key: '${name}'`));
+      done(errorReply(`ERR unsupported command for agent key: '${name}'`));
+      return;
     }
-    const local = args.slice(1);
-    for (let i = 0; i < local.length; i++) {
-      if (spec.keys === 'first' && i > 0) break;
+    const local = args.slice();
+    for (let i = 1; i < local.length; i++) {
+      if (spec.keys === 'first' && i > 1) break;
       const cut = toLocalName(local[i]!, this.opts.agentName || undefined);
       if (typeof cut === 'string') {
         this.log.warn({ command: name, reason: cut }, 'refused a redis key');
         count?.(name, true);
-        return Promise.resolve(errorReply(`ERR agent ${this.opts.agentName ?? ''} refused the key: ${cut}`));
+        done(errorReply(`ERR agent ${this.opts.agentName ?? ''} refused the key: ${cut}`));
+        return;
       }
       local[i] = cut.local;
     }
-    const status =
-      spec.status === true &&
-      !(name === 'set' && local.slice(2).some((a) => a.toString('latin1').toLowerCase() === 'get'));
     const span = this.opts.tracer
       ? startRedisCommandSpan(this.opts.tracer, 'agent', args[0]!, {
           agent: this.opts.agentName,
           server: this.opts.endpoint,
         })
       : undefined;
-    return redis.callBuffer(name, ...local).then(
-      (reply) => {
-        count?.(name, false);
-        if (span) endRedisCommandSpan(span, undefined);
-        return encode(toValue(reply, status), { protocol });
-      },
-      (err: Error) => {
-        // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
-        count?.(name, err.name !== 'ReplyError');
-        if (span) endRedisCommandSpan(span, err.name === 'ReplyError' ? 'reply_error' : 'unavailable');
-        if (err.name === 'ReplyError' && !this.opts.endpoint.password && err.message.startsWith('NOAUTH'))
-          return errorReply(this.noPassword(err.message));
-        return errorReply(
-          err.name === 'ReplyError'
-            ? err.message
-            : `ERR agent ${this.opts.agentName ?? ''} local redis unavailable: ${err.message}`,
-        );
-      },
-    );
+    redis.send(encodeCommand(local), (reply) => {
+      if (typeof reply === 'string') {
+        count?.(name, true);
+        if (span) endRedisCommandSpan(span, 'unavailable');
+        done(errorReply(`ERR agent ${this.opts.agentName ?? ''} local redis unavailable: ${reply}`));
+        return;
+      }
+      // A Redis error reply (WRONGTYPE…) is an answer; an unreachable Redis is a failure.
+      count?.(name, false);
+      const refused = isError(reply);
+      if (span) endRedisCommandSpan(span, refused ? 'reply_error' : undefined);
+      if (refused && !this.opts.endpoint.password && reply.value.type === 'error') {
+        const message = reply.value.value;
+        if (message.startsWith('NOAUTH')) {
+          done(errorReply(this.noPassword(message)));
+          return;
+        }
+      }
+      done(reply.raw);
+    });
   }
 
   async stop(): Promise<void> {
     this.subscriber.close();
-    const pool = this.pool ?? [];
-    this.pool = undefined;
-    await Promise.all(pool.map((r) => r.quit().catch(() => r.disconnect())));
+    for (const pool of this.pools.values()) for (const c of pool) c.close();
+    this.pools.clear();
   }
 
   private warnedNoPassword = false;
@@ -264,37 +295,30 @@ export class RedisExecutor {
     return `${reply.replace(/\.$/, '')}: ${why}`;
   }
 
-  private connection(): Redis {
-    if (this.pool === undefined) {
-      const { endpoint } = this.opts;
-      this.pool = Array.from(
+  /**
+   * A connection for `protocol`, taken in turn from its pool. Several streams share one: its
+   * replies are always read and handed to each stream's own bounded buffer, so a stream whose
+   * reader is slow holds back only its own commands.
+   */
+  private connection(protocol: RespProtocol): RawConnection {
+    let pool = this.pools.get(protocol);
+    if (pool === undefined) {
+      pool = Array.from(
         { length: this.opts.poolSize ?? 4 },
         () =>
-          new Redis({
-            host: endpoint.host,
-            port: endpoint.port,
-            ...(endpoint.password ? { password: endpoint.password } : {}),
-            ...(endpoint.tls
-              ? {
-                  tls: {
-                    rejectUnauthorized: !endpoint.tls.insecure,
-                    servername: endpoint.tls.servername ?? endpoint.host,
-                    ...(endpoint.tls.ca ? { ca: endpoint.tls.ca } : {}),
-                  },
-                }
-              : {}),
-            connectionName: 'pullplane-agent',
-            commandTimeout: this.opts.commandTimeoutMs ?? 5_000,
-            maxRetriesPerRequest: 1,
-            retryStrategy: (times) => Math.min(times * 100, 2_000),
+          new RawConnection({
+            endpoint: this.opts.endpoint,
+            protocol,
+            name: 'pullplane-agent',
+            timeoutMs: this.opts.commandTimeoutMs ?? 5_000,
+            logger: this.log,
           }),
       );
-      for (const r of this.pool)
-        r.on('error', (err) => this.log.debug({ err: err.message }, 'local redis error'));
+      this.pools.set(protocol, pool);
     }
-    const r = this.pool[this.next]!;
-    this.next = (this.next + 1) % this.pool.length;
-    return r;
+    const c = pool[this.next % pool.length]!;
+    this.next = (this.next + 1) % pool.length;
+    return c;
   }
 
   private subscribe(stream: LogicalStream, kind: PubSubKind, args: Buffer[], protocol: RespProtocol): void {

@@ -72,6 +72,13 @@ it('holds a bounded amount of replies for a reader that does not read, and loses
   });
   marker.resume();
   await new Promise((r) => marker.on('end', r));
+  // Another pipeline on the same local connection is served while the first one's reader sleeps.
+  const other = pipeline();
+  const otherReplies: Buffer[] = [];
+  other.on('data', (c: Buffer) => otherReplies.push(c));
+  other.end(encodeCommand(['GET', 'app|managed-resources|east_none|2']));
+  await new Promise((r) => other.on('end', r));
+  expect(Buffer.concat(otherReplies).toString()).toBe('$-1\r\n');
   const stalled = executor.pipelineStats();
   expect(stalled.replyBytes).toBeGreaterThan(0);
   // Limit plus what the commands already running may add.

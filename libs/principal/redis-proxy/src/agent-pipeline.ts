@@ -1,4 +1,4 @@
-import { encodeCommand, RespDecoder, type RespProtocol, type RespValue } from '@pullplane/resp';
+import { encodeCommand, joinRaw, type RespProtocol, type RespValue, ValueSlicer } from '@pullplane/resp';
 import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from './agent-call.js';
 import { ReplyText } from './errors.js';
@@ -33,9 +33,7 @@ export class AgentPipeline {
   private head = 0;
   private failure: string | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private chunk: Buffer = Buffer.alloc(0);
-  private start = 0;
-  private carry: Buffer[] = [];
+  private slicer: ValueSlicer | undefined;
 
   constructor(private readonly opts: AgentPipelineOptions) {
     try {
@@ -48,9 +46,9 @@ export class AgentPipeline {
       return;
     }
     const stream = this.stream;
-    const decoder = new RespDecoder({
+    const slicer = new ValueSlicer({
       maxBulkLength: opts.maxReplyBytes,
-      onValue: (v, end) => this.onReply(v, end),
+      onValue: (v, raw) => this.onReply(v, joinRaw(raw)),
       // Over a limit (a bulk past the reply cap) says so; anything else is malformed.
       onError: (err) =>
         this.fail(
@@ -65,13 +63,8 @@ export class AgentPipeline {
       },
       () => undefined,
     );
-    stream.on('data', (chunk: Buffer) => {
-      this.chunk = chunk;
-      this.start = 0;
-      decoder.push(chunk);
-      if (this.failure === undefined && this.start < chunk.length)
-        this.carry.push(chunk.subarray(this.start));
-    });
+    this.slicer = slicer;
+    stream.on('data', (chunk: Buffer) => slicer.push(chunk));
     stream.on('drain', () => opts.onDrain?.());
     stream.on('end', () => this.fail(ReplyText.agentFailed(opts.agent, 'the agent ended the pipeline')));
     stream.on('close', () =>
@@ -117,11 +110,7 @@ export class AgentPipeline {
     this.fail(ReplyText.agentFailed(this.opts.agent, 'client went away'));
   }
 
-  private onReply(v: RespValue, end: number): void {
-    const tail = this.chunk.subarray(this.start, end);
-    const raw = this.carry.length === 0 ? tail : Buffer.concat([...this.carry, tail]);
-    this.carry = [];
-    this.start = end;
+  private onReply(v: RespValue, raw: Buffer): void {
     const waiter = this.waiting[this.head];
     if (v.type === 'push' || waiter === undefined) {
       this.fail(ReplyText.badAgentReply(this.opts.agent));
@@ -157,7 +146,7 @@ export class AgentPipeline {
     this.failure = message;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.carry = [];
+    this.slicer?.stop();
     const waiting = this.waiting.slice(this.head);
     this.waiting.length = 0;
     this.head = 0;

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
-import { connectRedis, type RedisEndpoint, readyEvent } from '@pullplane/redis-common';
-import { encodeCommand, errorReply, RespDecoder, type RespValue } from '@pullplane/resp';
+import { connectRedis, type RedisEndpoint, readyEvent, setupCommands } from '@pullplane/redis-common';
+import { encodeCommand, errorReply, type RespValue, ValueSlicer } from '@pullplane/resp';
 import type { Logger } from 'pino';
 import { ReplyText } from './errors.js';
 import type { ReplyQueue, Slot } from './reply-queue.js';
@@ -57,10 +57,7 @@ export class PrincipalLink {
   private readonly socket: Socket;
   private readonly fifo: Expectation[] = [];
   private fifoHead = 0;
-  private readonly decoder: RespDecoder;
-  private chunk: Buffer = Buffer.alloc(0);
-  private start = 0;
-  private carry: Buffer[] = [];
+  private readonly slicer: ValueSlicer;
   private closed = false;
   private corked = false;
   private closeReason = 'connection closed';
@@ -74,18 +71,15 @@ export class PrincipalLink {
     private readonly opts: PrincipalLinkOptions,
     state: ClientState,
   ) {
-    this.decoder = new RespDecoder({
+    this.slicer = new ValueSlicer({
       maxBulkLength: opts.maxBulkLength,
-      onValue: (v, end) => this.onReply(v, end),
+      onValue: (v, raw) => this.onReply(v, raw),
       onError: (err) => this.destroy(`malformed reply: ${err.message}`),
     });
     const socket = connectRedis(opts.endpoint);
     this.socket = socket;
     socket.on('data', (chunk: Buffer) => {
-      this.chunk = chunk;
-      this.start = 0;
-      this.decoder.push(chunk);
-      if (this.start < chunk.length && !this.closed) this.carry.push(chunk.subarray(this.start));
+      this.slicer.push(chunk);
       this.notifyOwners();
     });
     socket.on('drain', () => this.wakeWriters());
@@ -96,12 +90,8 @@ export class PrincipalLink {
     socket.once(readyEvent(opts.endpoint), () => socket.setTimeout(0));
     socket.setTimeout(10_000, () => socket.destroy(new Error('connect timeout')));
     // The replay goes first: every forwarded command then runs in the client's state.
-    const { password } = opts.endpoint;
-    if (password) this.internal(['AUTH', password], 'AUTH');
-    if (state.protocol === 3) this.internal(['HELLO', '3'], 'HELLO');
-    if (state.db !== 0) this.internal(['SELECT', String(state.db)], 'SELECT');
-    if (state.name)
-      this.internal([Buffer.from('CLIENT'), Buffer.from('SETNAME'), state.name], 'CLIENT SETNAME');
+    for (const { command, what } of setupCommands(opts.endpoint, state))
+      this.send(command, { kind: 'discard', what });
   }
 
   get isClosed(): boolean {
@@ -215,11 +205,7 @@ export class PrincipalLink {
     for (const owner of owners) owner.flushReplies();
   }
 
-  private onReply(v: RespValue, end: number): void {
-    const tail = this.chunk.subarray(this.start, end);
-    const raw = this.carry.length === 0 ? tail : [...this.carry, tail];
-    this.carry = [];
-    this.start = end;
+  private onReply(v: RespValue, raw: Buffer | Buffer[]): void {
     // RESP3 out-of-band data answers no command (nothing here turns tracking on).
     if (v.type === 'push') return;
     const e = this.fifo[this.fifoHead];
@@ -287,7 +273,7 @@ export class PrincipalLink {
     const fifo = this.fifo.slice(this.fifoHead);
     this.fifo.length = 0;
     this.fifoHead = 0;
-    this.carry = [];
+    this.slicer.stop();
     this.batch = [];
     for (const e of fifo) {
       this.answer(e, message);

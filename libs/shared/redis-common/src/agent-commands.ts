@@ -8,17 +8,15 @@ export interface AgentCommand {
   readonly keys: 'first' | 'all';
   /** For `all`: how the proxy merges the answers of several destinations (key order, or a sum). */
   readonly merge?: 'mget' | 'sum';
-  /** The agent answers with a status (+OK) rather than a bulk string. */
-  readonly status?: boolean;
 }
 
 /** Every command that may reach an agent's Redis: nothing else runs there. */
 export const AGENT_COMMANDS: ReadonlyMap<string, AgentCommand> = new Map<string, AgentCommand>([
   // Argo CD's cache (util/cache: go-redis/cache Get, Set with EX/PX and NX/XX/KEEPTTL, Delete).
   ['get', { keys: 'first' }],
-  ['set', { keys: 'first', status: true }],
-  ['setex', { keys: 'first', status: true }],
-  ['psetex', { keys: 'first', status: true }],
+  ['set', { keys: 'first' }],
+  ['setex', { keys: 'first' }],
+  ['psetex', { keys: 'first' }],
   ['mget', { keys: 'all', merge: 'mget' }],
   ['expire', { keys: 'first' }],
   ['pexpire', { keys: 'first' }],

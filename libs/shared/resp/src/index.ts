@@ -49,5 +49,6 @@ export type {
   RespValue,
   RespVerbatimString,
 } from './types.js';
+export { joinRaw, rawLength, ValueSlicer, type ValueSlicerOptions } from './value-slicer.js';
 export { resp } from './values.js';
 export { ByteWriter } from './writer.js';

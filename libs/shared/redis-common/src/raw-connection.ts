@@ -1,0 +1,179 @@
+import type { Socket } from 'node:net';
+import { type RespValue, ValueSlicer } from '@pullplane/resp';
+import type { Logger } from 'pino';
+import { setupCommands } from './connection-setup.js';
+import { connectRedis, type RedisEndpoint } from './redis-socket.js';
+
+/** A command's reply: the decoded value (to look at) and the bytes Redis sent (to forward). */
+export interface RawReply {
+  value: RespValue;
+  raw: Buffer | Buffer[];
+}
+
+/** Called once per command: its reply, or why the connection failed before it came. */
+export type RawReplyCallback = (reply: RawReply | string) => void;
+
+export interface RawConnectionOptions {
+  endpoint: RedisEndpoint;
+  /** What every reply on this connection is written in (HELLO 3 when 3). */
+  protocol: 2 | 3;
+  /** CLIENT SETNAME, so the connection is recognisable in CLIENT LIST. */
+  name?: string;
+  /** A command not answered within this fails the connection, and every command on it (default 5 s). */
+  timeoutMs?: number;
+  logger: Logger;
+}
+
+interface Waiter {
+  done: RawReplyCallback | undefined;
+  sentAt: number;
+  /** A setup command (AUTH, HELLO…): its reply is dropped. */
+  what?: string;
+}
+
+/**
+ * A connection to a Redis server that forwards replies as bytes: commands go out as encoded
+ * RESP, replies are cut at value boundaries and handed back as the bytes Redis sent, in the
+ * order the commands were sent. Nothing is parsed into JS values beyond what cutting needs,
+ * nothing is re-encoded.
+ *
+ * It connects on the first command and again on the first command after it lost its socket
+ * (a restarted Redis), so there is no retry timer to keep: commands waiting when the socket
+ * goes are answered with the reason, and a command never waits longer than `timeoutMs`.
+ * Replies are always read, whoever is slow to take them: buffering them is the caller's job.
+ */
+export class RawConnection {
+  private socket: Socket | undefined;
+  private slicer: ValueSlicer | undefined;
+  private fifo: Waiter[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closeReason: string | undefined;
+  private corked = false;
+  private closed = false;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly opts: RawConnectionOptions) {
+    this.timeoutMs = opts.timeoutMs ?? 5_000;
+  }
+
+  /** Sends one encoded command; `done` is called exactly once. */
+  send(command: Buffer, done: RawReplyCallback): void {
+    if (this.closed) {
+      done('connection closed');
+      return;
+    }
+    const socket = this.socket ?? this.open();
+    this.push({ done, sentAt: Date.now() });
+    // Commands sent in one turn leave in one write.
+    if (!this.corked) {
+      this.corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
+    socket.write(command);
+  }
+
+  /** Closes the connection for good; waiting commands are answered with 'connection closed'. */
+  close(): void {
+    this.closed = true;
+    this.socket?.destroy();
+    this.fail(this.socket, 'connection closed');
+  }
+
+  private open(): Socket {
+    const { endpoint, logger } = this.opts;
+    const socket = connectRedis(endpoint);
+    this.socket = socket;
+    this.closeReason = undefined;
+    const slicer = new ValueSlicer({
+      onValue: (v, raw) => this.onReply(socket, v, raw),
+      onError: (err) => socket.destroy(new Error(`malformed reply: ${err.message}`)),
+    });
+    this.slicer = slicer;
+    socket.on('data', (chunk: Buffer) => slicer.push(chunk));
+    socket.on('error', (err) => {
+      this.closeReason ??= err.message;
+      logger.debug({ err: err.message }, 'redis connection error');
+    });
+    socket.on('close', () => this.fail(socket, this.closeReason ?? 'connection closed'));
+    for (const { command, what } of setupCommands(endpoint, {
+      protocol: this.opts.protocol,
+      name: this.opts.name,
+    })) {
+      this.push({ done: undefined, sentAt: Date.now(), what });
+      socket.write(command);
+    }
+    return socket;
+  }
+
+  private push(w: Waiter): void {
+    this.fifo.push(w);
+    if (this.timer === undefined) this.arm(this.timeoutMs);
+  }
+
+  private onReply(socket: Socket, v: RespValue, raw: Buffer | Buffer[]): void {
+    // RESP3 out-of-band data (client tracking, a stray subscription message) answers no command.
+    if (v.type === 'push') return;
+    const w = this.fifo[this.head];
+    if (w === undefined) {
+      socket.destroy(new Error('reply without a command'));
+      return;
+    }
+    this.fifo[this.head++] = undefined as never;
+    if (this.head === this.fifo.length) {
+      this.fifo.length = 0;
+      this.head = 0;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (this.head > 1024 && this.head * 2 > this.fifo.length) {
+      this.fifo.splice(0, this.head);
+      this.head = 0;
+    }
+    if (w.done !== undefined) w.done({ value: v, raw });
+    else if (v.type === 'error' || v.type === 'blobError') {
+      // A refused setup command (a wrong password, HELLO on a Redis before 6): worth a warning;
+      // NOAUTH (no password given) the commands after it say in their own replies.
+      const reply = String(v.value);
+      const level = reply.startsWith('NOAUTH') ? 'debug' : 'warn';
+      this.opts.logger[level]({ command: w.what, reply }, 'redis refused a connection setup command');
+    }
+  }
+
+  /** One timer for the oldest command: it fires when that one has waited too long. */
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const oldest = this.fifo[this.head];
+      if (oldest === undefined) return;
+      const waited = Date.now() - oldest.sentAt;
+      if (waited < this.timeoutMs) {
+        this.arm(this.timeoutMs - waited);
+        return;
+      }
+      // Its reply may still come, but the commands behind it on this connection would only
+      // wait longer: drop the connection and answer them all now.
+      const socket = this.socket;
+      this.closeReason = `command timed out after ${this.timeoutMs} ms`;
+      socket?.destroy();
+      this.fail(socket, this.closeReason);
+    }, ms);
+  }
+
+  /** The socket is gone: everything sent on it is answered with `reason`. */
+  private fail(socket: Socket | undefined, reason: string): void {
+    if (socket === undefined || socket !== this.socket) return;
+    this.socket = undefined;
+    this.slicer?.stop();
+    this.slicer = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const waiting = this.fifo.slice(this.head);
+    this.fifo = [];
+    this.head = 0;
+    for (const w of waiting) w.done?.(reason);
+  }
+}
