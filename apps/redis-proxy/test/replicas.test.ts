@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Agent } from '@pullplane/agent-core';
@@ -136,6 +137,20 @@ describe('two redis-proxy replicas over NATS presence', () => {
     await a.set('settings', 'x');
     expect(await b.get('settings')).toBe('x');
     expect(await a.mget('settings', 'app|resources-tree|agent-a_app1|1.8.3.gz')).toEqual(['x', 'tree-1']);
+  });
+
+  it('passes a 1 MiB agent value on whole, alone and gathered with a principal key', async () => {
+    const a = client(0);
+    // Random bytes: it arrives in many reads on every hop, and nothing may be lost between them.
+    const big = randomBytes(1024 * 1024);
+    const key = 'app|managed-resources|agent-a_big|1.8.3.gz';
+    await a.set(key, big);
+    expect((await a.getBuffer(key))?.equals(big)).toBe(true);
+    await a.set('settings', 'x');
+    // MGET across principal and agent keys gathers the values (decoded again from the pieces).
+    const [principal, agentValue] = await a.mgetBuffer('settings', key);
+    expect(principal?.toString()).toBe('x');
+    expect(agentValue?.equals(big)).toBe(true);
   });
 
   it('keeps subscriptions on both replicas through an agent disconnect and reconnect', async () => {

@@ -1,4 +1,4 @@
-import { errorReply, type RespValue } from '@pullplane/resp';
+import { decodeAll, errorReply, type RespValue } from '@pullplane/resp';
 import { isTunnelError, type OpenInit, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { ReplyText } from './errors.js';
 
@@ -12,10 +12,28 @@ export interface AgentOpener {
 
 /** One reply for the client: its bytes (in the requested protocol) and its decoded value. */
 export interface AgentReply {
-  raw: Buffer;
+  /** As the agent sent it: one buffer, or the pieces it arrived in (written on as they are). */
+  raw: Buffer | Buffer[];
   value: RespValue;
   /** Set when the proxy answered for the agent (not connected, timed out, failed): not the agent's Redis. */
   failed?: true;
+}
+
+/**
+ * A reply as the pipeline cut it. One that came in pieces was decoded without joining its
+ * large payloads (see `joinSplitBulks`): its value is decoded again from the pieces only if
+ * someone asks for it (a split command gathering values), never on the pass-through path.
+ */
+export function agentReply(value: RespValue, raw: Buffer | Buffer[]): AgentReply {
+  if (Buffer.isBuffer(raw)) return { raw, value };
+  let whole: RespValue | undefined;
+  return {
+    raw,
+    get value() {
+      whole ??= decodeAll(Buffer.concat(raw))[0]!;
+      return whole;
+    },
+  };
 }
 
 export function errorAsReply(message: string): AgentReply {

@@ -1,6 +1,6 @@
-import { encodeCommand, joinRaw, type RespProtocol, type RespValue, ValueSlicer } from '@pullplane/resp';
+import { encodeCommand, type RespProtocol, type RespValue, ValueSlicer } from '@pullplane/resp';
 import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
-import { type AgentOpener, type AgentReply, errorAsReply, tunnelFailure } from './agent-call.js';
+import { type AgentOpener, type AgentReply, agentReply, errorAsReply, tunnelFailure } from './agent-call.js';
 import { ReplyText } from './errors.js';
 
 export interface AgentPipelineOptions {
@@ -48,7 +48,9 @@ export class AgentPipeline {
     const stream = this.stream;
     const slicer = new ValueSlicer({
       maxBulkLength: opts.maxReplyBytes,
-      onValue: (v, raw) => this.onReply(v, joinRaw(raw)),
+      // Replies are passed on as their bytes: a large one is never joined, here or below.
+      joinSplitBulks: false,
+      onValue: (v, raw) => this.onReply(v, raw),
       // Over a limit (a bulk past the reply cap) says so; anything else is malformed.
       onError: (err) =>
         this.fail(
@@ -110,7 +112,7 @@ export class AgentPipeline {
     this.fail(ReplyText.agentFailed(this.opts.agent, 'client went away'));
   }
 
-  private onReply(v: RespValue, raw: Buffer): void {
+  private onReply(v: RespValue, raw: Buffer | Buffer[]): void {
     const waiter = this.waiting[this.head];
     if (v.type === 'push' || waiter === undefined) {
       this.fail(ReplyText.badAgentReply(this.opts.agent));
@@ -126,7 +128,7 @@ export class AgentPipeline {
       this.waiting.splice(0, this.head);
       this.head = 0;
     }
-    waiter.resolve({ raw, value: v });
+    waiter.resolve(agentReply(v, raw));
   }
 
   /** One timer for the oldest command: it fires when that one has waited too long. */

@@ -6,7 +6,9 @@ import { connectRedis, type RedisEndpoint } from './redis-socket.js';
 
 /** A command's reply: the decoded value (to look at) and the bytes Redis sent (to forward). */
 export interface RawReply {
+  /** Its type and shape; a bulk string that arrived over several reads is left empty (not joined). */
   value: RespValue;
+  /** The bytes as Redis sent them: pass these on. */
   raw: Buffer | Buffer[];
 }
 
@@ -90,6 +92,8 @@ export class RawConnection {
     this.socket = socket;
     this.closeReason = undefined;
     const slicer = new ValueSlicer({
+      // Replies go on as their bytes; only their types (and short errors) are read here.
+      joinSplitBulks: false,
       onValue: (v, raw) => this.onReply(socket, v, raw),
       onError: (err) => socket.destroy(new Error(`malformed reply: ${err.message}`)),
     });

@@ -35,6 +35,13 @@ export interface RespDecoderLimits extends RespDecoderLimitValues {
 
 export interface RespDecoderOptions extends RespDecoderLimits {
   /**
+   * Client mode: false leaves a bulk string that arrived over several pushed chunks unjoined,
+   * its value an empty buffer (its type, and every other value, are exact). For a proxy that
+   * passes replies on as the bytes they came in and reads only their types: joining a large
+   * value would copy it for nothing. Default true.
+   */
+  joinSplitBulks?: boolean;
+  /**
    * Called synchronously, in wire order, for each complete top-level value. `end` is the
    * offset in the chunk being pushed just past the value's last byte, so a proxy can forward
    * the exact bytes it received (everything since the previous value's end) without

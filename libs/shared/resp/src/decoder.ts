@@ -66,6 +66,7 @@ const EMPTY = Buffer.alloc(0);
  */
 export class RespDecoder {
   private readonly server: boolean;
+  private readonly joinSplitBulks: boolean;
   private maxBulkLength: number;
   private maxArrayLength: number;
   private maxInlineLength: number;
@@ -118,6 +119,7 @@ export class RespDecoder {
 
   constructor(options: RespDecoderOptions) {
     this.server = options.mode === 'server';
+    this.joinSplitBulks = options.joinSplitBulks !== false;
     this.maxBulkLength = options.maxBulkLength ?? DEFAULT_MAX_BULK_LENGTH;
     this.maxArrayLength = options.maxArrayLength ?? DEFAULT_MAX_ARRAY_LENGTH;
     this.maxInlineLength = options.maxInlineLength ?? DEFAULT_MAX_INLINE_LENGTH;
@@ -471,7 +473,13 @@ export class RespDecoder {
       if (this.crlfSeen === 2) {
         const parts = this.bulkParts;
         const payload =
-          parts.length === 0 ? EMPTY : parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.bulkLength);
+          parts.length === 0
+            ? EMPTY
+            : parts.length === 1
+              ? parts[0]!
+              : !this.joinSplitBulks && this.bulkTarget === TARGET_BULK && this.cmdArgs === undefined
+                ? EMPTY
+                : Buffer.concat(parts, this.bulkLength);
         this.bulkParts = [];
         this.bulkLength = 0;
         this.state = READ_TYPE;

@@ -4,9 +4,12 @@ import type { RespError } from './errors.js';
 import type { RespValue } from './types.js';
 
 export interface ValueSlicerOptions extends RespDecoderLimitValues {
+  /** See RespDecoderOptions: false leaves bulk strings that span chunks unjoined (decode `raw` for them). */
+  joinSplitBulks?: boolean;
   /**
    * Each complete reply, in wire order, with the bytes it was read from: one slice of the
-   * pushed chunk when it lay within one (no copy), else its pieces in order.
+   * pushed chunk when it lay within one (no copy), else its pieces in order (and then, with
+   * `joinSplitBulks` false, only the value's type and shape are exact).
    */
   onValue: (value: RespValue, raw: Buffer | Buffer[]) => void;
   /** The first malformed input or exceeded limit; later input is ignored. */

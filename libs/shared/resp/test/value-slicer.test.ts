@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { joinRaw, type RespValue, rawLength, ValueSlicer } from '../src/index.js';
 
-function slice(input: Buffer, size: number): Array<{ value: RespValue; raw: Buffer | Buffer[] }> {
+function slice(
+  input: Buffer,
+  size: number,
+  joinSplitBulks?: boolean,
+): Array<{ value: RespValue; raw: Buffer | Buffer[] }> {
   const out: Array<{ value: RespValue; raw: Buffer | Buffer[] }> = [];
   const slicer = new ValueSlicer({
+    ...(joinSplitBulks === undefined ? {} : { joinSplitBulks }),
     onValue: (value, raw) => out.push({ value, raw }),
     onError: (err) => {
       throw err;
@@ -32,6 +37,24 @@ describe('ValueSlicer', () => {
       );
       expect(got.map((g) => rawLength(g.raw))).toEqual(replies.map((r) => r.length));
       expect(got[2]!.value).toEqual({ type: 'bulk', value: big });
+    }
+  });
+
+  it('leaves a bulk that spans chunks unjoined when asked (joinSplitBulks: false); bytes, types and everything else stay exact', () => {
+    const verbatim = Buffer.from('=15\r\ntxt:Some string\r\n');
+    const blobError = Buffer.from('!21\r\nSYNTAX invalid syntax\r\n');
+    const all = Buffer.concat([input, verbatim, blobError]);
+    for (const size of [1, 2, 5, 4096, all.length]) {
+      const got = slice(all, size, false);
+      expect(got.map((g) => joinRaw(g.raw).toString('latin1'))).toEqual(
+        [...replies, verbatim, blobError].map((r) => r.toString('latin1')),
+      );
+      // The 20,000-byte bulk spans chunks at every size but the whole: empty, not copied.
+      expect(got[2]!.value).toEqual({ type: 'bulk', value: size === all.length ? big : Buffer.alloc(0) });
+      // Verbatim strings and blob errors are checked and kept whole.
+      expect(got[5]!.value).toEqual({ type: 'verbatim', format: 'txt', value: Buffer.from('Some string') });
+      expect(got[6]!.value).toEqual({ type: 'blobError', value: Buffer.from('SYNTAX invalid syntax') });
+      expect(got[0]!.value).toEqual({ type: 'simple', value: 'OK' });
     }
   });
 
