@@ -453,17 +453,27 @@ describe('persistent links from proxy to gateway', () => {
       .linkBudget;
     expect(linkBudget.peakOutstanding).toBeLessThanOrEqual(budget);
     expect(await metric(registry, 'pullplane_router_link_budget_resets_total')).toMatch(/_total [1-9]/);
-    // The others (and the link) carry on: read, they complete.
+    // The others (and the link) carry on: read, each completes, unless it too was reset for the
+    // same budget before its reading began (frames of several streams arrive in one message, so
+    // how many go before the first reader drains is not fixed).
     const survivors = streams.filter((s) => !s.destroyed);
     expect(survivors.length).toBeGreaterThan(0);
-    const lengths = await Promise.all(
+    const outcomes = await Promise.all(
       survivors.map(async (s) => {
         let n = 0;
-        for await (const c of s) n += (c as Buffer).length;
-        return n;
+        try {
+          for await (const c of s) n += (c as Buffer).length;
+          return n;
+        } catch (e) {
+          return (e as Error).message;
+        }
       }),
     );
-    expect(lengths).toEqual(survivors.map(() => size));
+    for (const o of outcomes)
+      if (typeof o === 'string')
+        expect(o).toMatch(/memory for responses on gateway links \(614400 bytes\) is exhausted/);
+      else expect(o).toBe(size);
+    expect(outcomes.filter((o) => o === size).length).toBeGreaterThan(0);
     expect(await text(router.open('agent-m', get('/after')))).toBe('hello /after');
     expect(linkBudget.outstanding).toBe(0);
   });

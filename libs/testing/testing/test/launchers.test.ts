@@ -2,7 +2,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startNatsCluster, startNatsServer, startRedisServer } from '../src/index.js';
+import { freePort, freePorts, startNatsCluster, startNatsServer, startRedisServer } from '../src/index.js';
 
 describe('freePort', () => {
   it('returns distinct usable ports', async () => {
@@ -10,6 +10,12 @@ describe('freePort', () => {
     const b = await freePort();
     expect(a).toBeGreaterThan(0);
     expect(a).not.toBe(b);
+  });
+
+  it('freePorts hands out ports asked for together that are all different (one at a time, the kernel may repeat one)', async () => {
+    const ports = await freePorts(200);
+    expect(ports).toHaveLength(200);
+    expect(new Set(ports).size).toBe(200);
   });
 });
 

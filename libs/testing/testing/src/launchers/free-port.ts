@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 
 /**
  * Asks the kernel for an unused TCP port by binding port 0 and releasing it.
@@ -21,4 +21,26 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * `count` distinct unused ports: each is held until all are found, so two asked for together
+ * (a server's client and monitor ports) are never the same one handed out twice.
+ */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const held: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      server.unref();
+      held.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port: 0, exclusive: true }, () => resolve());
+      });
+    }
+    return held.map((s) => (s.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+  }
 }

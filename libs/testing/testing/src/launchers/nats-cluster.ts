@@ -1,4 +1,4 @@
-import { freePort } from './free-port.js';
+import { freePorts } from './free-port.js';
 import { type NatsServerHandle, startNatsServer } from './nats-server.js';
 
 export interface NatsClusterOptions {
@@ -35,8 +35,10 @@ interface Jsz {
 export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsClusterHandle> {
   const size = options.size ?? 3;
   const name = options.name ?? 'pullplane-test';
-  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
-  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  // All asked for together: distinct, as every node's client and route ports must be.
+  const all = await freePorts(2 * size);
+  const ports = all.slice(0, size);
+  const routePorts = all.slice(size);
   const routes = routePorts.map((p) => `nats-route://127.0.0.1:${p}`).join(',');
   const nodes = await Promise.all(
     ports.map((port, i) =>

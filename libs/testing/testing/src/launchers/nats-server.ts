@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from './free-port.js';
+import { freePort, freePorts } from './free-port.js';
 import {
   findBinary,
   makeTempDir,
@@ -53,8 +53,10 @@ const INSTALL_HINT = 'apt-get install nats-server';
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
   const binary = findBinary('nats-server', INSTALL_HINT);
   const jetstream = options.jetstream ?? true;
-  const port = options.port ?? (await freePort());
-  let monitorPort = await freePort();
+  // Asked for together, so the client and monitor ports are never the same one twice.
+  const [free, freeMonitor] = await freePorts(2);
+  const port = options.port ?? free!;
+  let monitorPort = freeMonitor! === port ? free! : freeMonitor!;
   const storeDir = options.storeDir ?? makeTempDir('nats-js-');
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   let proc: TrackedProcess | undefined;
