@@ -330,7 +330,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         stream.respond(status, backendResponseHeaders(res, { bodyRewritten: filter !== undefined }));
         if (!filter) {
           // The hot path: chunks written straight on, the call paused while the tunnel is full.
-          sink = (c) => stream.write(c) || (stream.once('drain', () => call?.resume()), false);
+          sink = (c) => {
+            if (stream.write(c)) return true;
+            stream.once('drain', () => call?.resume());
+            return false;
+          };
           finish = () => stream.end();
           return;
         }

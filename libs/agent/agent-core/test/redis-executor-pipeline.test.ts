@@ -1,7 +1,6 @@
-import { connect } from 'node:net';
 import type { Span, Tracer } from '@opentelemetry/api';
 import { encodeCommand, joinRaw, ValueSlicer } from '@pullplane/resp';
-import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { type RedisServerHandle, redisWireReplies, startRedisServer } from '@pullplane/testing';
 import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -103,31 +102,6 @@ class Pipeline {
   }
 }
 
-/** What redis-server writes for `commands` on a plain connection (after AUTH, HELLO). */
-function fromServer(protocol: 2 | 3, commands: Array<Array<string | Buffer>>): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: redis.host, port: redis.port });
-    const out: Buffer[] = [];
-    const skip = protocol === 3 ? 2 : 1;
-    let seen = 0;
-    const slicer = new ValueSlicer({
-      onValue: (_v, raw) => {
-        if (++seen > skip) out.push(joinRaw(raw));
-        if (out.length === commands.length) {
-          socket.destroy();
-          resolve(out);
-        }
-      },
-      onError: reject,
-    });
-    socket.on('data', (c: Buffer) => slicer.push(c));
-    socket.on('error', reject);
-    const setup = [encodeCommand(['AUTH', 'pw'])];
-    if (protocol === 3) setup.push(encodeCommand(['HELLO', '3']));
-    socket.write(Buffer.concat([...setup, ...commands.map((c) => encodeCommand(c))]));
-  });
-}
-
 /** A tracer that records each span's name and how it ended. */
 function recordingTracer(): { tracer: Tracer; spans: Array<{ name: string; error?: unknown }> } {
   const spans: Array<{ name: string; error?: unknown }> = [];
@@ -171,11 +145,15 @@ describe('RedisExecutor pipelines', () => {
           ['GET', KEY, 'extra'],
         );
         const replies = await p.next(9);
-        const expected = await fromServer(protocol, [
-          ['GET', LOCAL],
-          ['MGET', LOCAL, 'app|managed-resources|none|1'],
-          ['GET', 'app|managed-resources|none|1'],
-        ]);
+        const expected = await redisWireReplies(
+          { host: redis.host, port: redis.port, password: 'pw' },
+          protocol,
+          [
+            ['GET', LOCAL],
+            ['MGET', LOCAL, 'app|managed-resources|none|1'],
+            ['GET', 'app|managed-resources|none|1'],
+          ],
+        );
         for (let i = 0; i < 3; i++) expect(replies[i]!.equals(expected[i]!)).toBe(true);
         expect(
           replies[0]!.equals(Buffer.concat([Buffer.from('$1048576\r\n'), BIG, Buffer.from('\r\n')])),

@@ -1,6 +1,10 @@
-import { connect } from 'node:net';
-import { encodeCommand, joinRaw, ValueSlicer } from '@pullplane/resp';
-import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
+import { encodeCommand, joinRaw } from '@pullplane/resp';
+import {
+  createTestPki,
+  type RedisServerHandle,
+  redisWireReplies,
+  startRedisServer,
+} from '@pullplane/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawConnection, type RawReply } from '../src/index.js';
@@ -31,31 +35,6 @@ async function raw(c: RawConnection, args: Array<string | Buffer>): Promise<Buff
   return joinRaw(reply.raw);
 }
 
-/** What redis-server itself writes for `commands` on a plain socket (after AUTH and HELLO). */
-function direct(protocol: 2 | 3, commands: Array<Array<string | Buffer>>): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: redis.host, port: redis.port });
-    const out: Buffer[] = [];
-    const skip = protocol === 3 ? 2 : 1;
-    let seen = 0;
-    const slicer = new ValueSlicer({
-      onValue: (_v, raw) => {
-        if (++seen > skip) out.push(joinRaw(raw));
-        if (out.length === commands.length) {
-          socket.destroy();
-          resolve(out);
-        }
-      },
-      onError: reject,
-    });
-    socket.on('data', (chunk: Buffer) => slicer.push(chunk));
-    socket.on('error', reject);
-    const setup = [encodeCommand(['AUTH', 'pw'])];
-    if (protocol === 3) setup.push(encodeCommand(['HELLO', '3']));
-    socket.write(Buffer.concat([...setup, ...commands.map((c) => encodeCommand(c))]));
-  });
-}
-
 describe('RawConnection', () => {
   it.each([2, 3] as const)('hands over the bytes redis-server sent, in RESP%i', async (protocol) => {
     const c = new RawConnection({ endpoint: endpoint(), protocol, logger });
@@ -73,7 +52,11 @@ describe('RawConnection', () => {
         ['SET', 'k', 'v'],
         ['HGET', 'h'],
       ];
-      const expected = await direct(protocol, commands);
+      const expected = await redisWireReplies(
+        { host: redis.host, port: redis.port, password: 'pw' },
+        protocol,
+        commands,
+      );
       const got = await Promise.all(commands.map((args) => raw(c, args)));
       expect(got.map((b) => b.length)).toEqual(expected.map((b) => b.length));
       for (let i = 0; i < got.length; i++) expect(got[i]!.equals(expected[i]!)).toBe(true);

@@ -92,6 +92,7 @@ export {
 export { createTestPki, type ForeignCa, type TestPki, type TestPkiFiles } from './pki/test-pki.js';
 export { RawHttpConnection, type RawHttpResponse } from './raw-http.js';
 export { dialRawAgent, type RawTunnelAgent, type RawTunnelAgentOptions } from './raw-tunnel-agent.js';
+export { redisWireReplies } from './redis-wire.js';
 export { type SlowHop, startSlowHop } from './slow-hop.js';
 export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
 export { waitFor } from './wait-for.js';
