@@ -254,8 +254,12 @@ export function createLoad({ topo, sim, rate, deadlineMs, watched, logged, flapp
         : `/api/v1/namespaces/demo/pods/${sim.pods[agent]}/log?follow=true`;
     const r = request('disconnect', agent, path, (res, done, ac) => {
       done('ok');
-      res.once('data', () => ac.abort());
-      res.once('end', () => ac.abort());
+      // Leaves mid-body: once the body has ended there is nothing left to leave, and aborting
+      // then would destroy a socket already back in the keep-alive pool (an unhandled error).
+      res.once('data', () => {
+        if (!res.complete) ac.abort();
+      });
+      res.resume();
     });
     void r;
   }
