@@ -47,8 +47,10 @@ interface Prepared {
   pool: Pool;
   /** Authorization (and Impersonate-User) as the kubeconfig's user asks. */
   headers: Record<string, string>;
-  /** user:password for basic auth. */
+  /** user:password for basic auth (node:http's `auth`). */
   auth?: string;
+  /** `headers` with basic auth as its Authorization header: what `call` sends. */
+  callHeaders: Record<string, string>;
 }
 
 export interface KubeClientOptions {
@@ -169,9 +171,9 @@ export class KubeClient {
     handler: KubeCallHandler,
   ): Promise<KubeCall> {
     const p = this.prepared ?? (await this.prepare());
-    const headers: Record<string, string | string[]> = { ...req.headers, ...p.headers };
-    if (p.auth) headers.authorization = `Basic ${Buffer.from(p.auth).toString('base64')}`;
-    Object.assign(headers, await this.perRequestHeaders());
+    const headers: Record<string, string | string[]> = { ...req.headers, ...p.callHeaders };
+    // Only an exec plugin or auth provider costs a wait per request.
+    if (this.perRequestAuth) Object.assign(headers, await this.perRequestHeaders());
     // The request is whole before it is sent: nothing to wait for a 100 Continue for.
     delete headers.expect;
     let abortCall: ((err: Error) => void) | undefined;
@@ -274,7 +276,10 @@ export class KubeClient {
       // Idle connections close now, busy ones once their requests end.
       previous.pool.close().catch(() => undefined);
     }
-    this.prepared = { tls, agent, pool, headers, ...(probe.auth ? { auth: probe.auth } : {}) };
+    const callHeaders = probe.auth
+      ? { ...headers, authorization: `Basic ${Buffer.from(probe.auth).toString('base64')}` }
+      : headers;
+    this.prepared = { tls, agent, pool, headers, callHeaders, ...(probe.auth ? { auth: probe.auth } : {}) };
     return this.prepared;
   }
 

@@ -299,6 +299,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     // A request with nothing to send again may be sent again: once, when the API server closed
     // a kept-alive connection just as the request went out on it (as Go's transport retries).
     const resendable = !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method);
+    let resent = false;
     const handler: KubeCallHandler = {
       onResponse: (res) => {
         const status = res.status;
@@ -376,7 +377,6 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         failed(err);
       },
     };
-    let resent = false;
     const send = async (): Promise<void> => {
       // A streamed body goes through its own pipe: the call destroys what it read, and the
       // logical stream's response side is still in use.

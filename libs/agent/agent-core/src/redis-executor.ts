@@ -60,6 +60,14 @@ interface Slot {
   length: number;
 }
 
+/** Writes a reply as it came (one buffer, or its pieces); false when the stream wants a drain. */
+function writeReply(stream: LogicalStream, bytes: Buffer | Buffer[]): boolean {
+  if (Buffer.isBuffer(bytes)) return stream.write(bytes);
+  let ok = true;
+  for (const part of bytes) ok = stream.write(part);
+  return ok;
+}
+
 const isError = (reply: RawReply) => reply.value.type === 'error' || reply.value.type === 'blobError';
 
 /**
@@ -117,11 +125,8 @@ export class RedisExecutor {
     this.execute(args, this.connection(protocol), (bytes) => {
       if (stream.destroyed) return;
       stream.respond(200);
-      if (Buffer.isBuffer(bytes)) stream.end(bytes);
-      else {
-        for (const part of bytes) stream.write(part);
-        stream.end();
-      }
+      writeReply(stream, bytes);
+      stream.end();
     });
   }
 
@@ -153,17 +158,11 @@ export class RedisExecutor {
       this.pipelineReplyBytes -= held;
       held = 0;
     });
-    const write = (bytes: Buffer | Buffer[]): boolean => {
-      if (Buffer.isBuffer(bytes)) return stream.write(bytes);
-      let ok = true;
-      for (const part of bytes) ok = stream.write(part);
-      return ok;
-    };
     const flush = () => {
       while (!waitingForDrain && out.length > 0 && out[0]!.bytes !== undefined && !stream.destroyed) {
         const slot = out.shift()!;
         hold(-slot.length);
-        if (!write(slot.bytes!)) {
+        if (!writeReply(stream, slot.bytes!)) {
           waitingForDrain = true;
           stream.once('drain', () => {
             waitingForDrain = false;

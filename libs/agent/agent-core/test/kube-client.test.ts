@@ -169,6 +169,29 @@ describe('KubeClient', () => {
     }
   });
 
+  it('sends a kubeconfig user and password as basic auth on requests', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: cluster.url, 'certificate-authority': files.ca } }],
+        users: [{ name: 'u', user: { username: 'admin', password: 's3cret' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const kube = new KubeClient(kc, { refreshMs: 0 });
+    try {
+      await get(kube, '/api');
+      expect(cluster.requests.at(-1)?.headers.authorization).toBe(
+        `Basic ${Buffer.from('admin:s3cret').toString('base64')}`,
+      );
+    } finally {
+      kube.close();
+    }
+  });
+
   it('keeps the previous credentials when preparing again fails', async () => {
     const errors: unknown[] = [];
     const kube = new KubeClient(kubeConfigWithFiles(), {

@@ -1,3 +1,4 @@
+import { ReplyWaiters } from '@pullplane/redis-common';
 import { encodeCommand, type RespProtocol, type RespValue, ValueSlicer } from '@pullplane/resp';
 import { TunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { type AgentOpener, type AgentReply, agentReply, errorAsReply, tunnelFailure } from './agent-call.js';
@@ -29,13 +30,14 @@ interface Waiter {
  */
 export class AgentPipeline {
   private readonly stream: TunnelStream | undefined;
-  private readonly waiting: Waiter[] = [];
-  private head = 0;
+  private readonly waiting: ReplyWaiters<Waiter>;
   private failure: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private slicer: ValueSlicer | undefined;
 
   constructor(private readonly opts: AgentPipelineOptions) {
+    this.waiting = new ReplyWaiters(opts.timeoutMs, () =>
+      this.fail(ReplyText.timeout(opts.agent, opts.timeoutMs)),
+    );
     try {
       this.stream = opts.opener.open(opts.agent, {
         head: { case: 'redis', value: { args: [], respVersion: opts.protocol, pipeline: true } },
@@ -93,7 +95,6 @@ export class AgentPipeline {
     if (this.failure !== undefined) return Promise.resolve(errorAsReply(this.failure));
     return new Promise((resolve) => {
       this.waiting.push({ resolve, sentAt: Date.now() });
-      if (this.timer === undefined) this.arm(this.opts.timeoutMs);
       this.stream!.write(encodeCommand(args));
     });
   }
@@ -113,45 +114,19 @@ export class AgentPipeline {
   }
 
   private onReply(v: RespValue, raw: Buffer | Buffer[]): void {
-    const waiter = this.waiting[this.head];
-    if (v.type === 'push' || waiter === undefined) {
+    if (v.type === 'push' || this.waiting.peek() === undefined) {
       this.fail(ReplyText.badAgentReply(this.opts.agent));
       return;
     }
-    this.waiting[this.head++] = undefined as never;
-    if (this.head === this.waiting.length) {
-      this.waiting.length = 0;
-      this.head = 0;
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting.splice(0, this.head);
-      this.head = 0;
-    }
+    const waiter = this.waiting.shift()!;
     waiter.resolve(agentReply(v, raw));
-  }
-
-  /** One timer for the oldest command: it fires when that one has waited too long. */
-  private arm(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const oldest = this.waiting[this.head];
-      if (oldest === undefined) return;
-      const waited = Date.now() - oldest.sentAt;
-      if (waited >= this.opts.timeoutMs) this.fail(ReplyText.timeout(this.opts.agent, this.opts.timeoutMs));
-      else this.arm(this.opts.timeoutMs - waited);
-    }, ms);
   }
 
   private fail(message: string): void {
     if (this.failure !== undefined) return;
     this.failure = message;
-    clearTimeout(this.timer);
-    this.timer = undefined;
     this.slicer?.stop();
-    const waiting = this.waiting.slice(this.head);
-    this.waiting.length = 0;
-    this.head = 0;
+    const waiting = this.waiting.drain();
     const reply = errorAsReply(message);
     for (const w of waiting) w.resolve(reply);
     this.stream?.destroy();

@@ -14,4 +14,5 @@ export {
   RedisSubscriber,
   type RedisSubscriberOptions,
 } from './redis-subscriber.js';
+export { ReplyWaiters, type SentAt } from './reply-waiters.js';
 export { type PubSubListener, SubscriptionHub, type SubscriptionSource } from './subscription-hub.js';

@@ -3,6 +3,7 @@ import { type RespValue, ValueSlicer } from '@pullplane/resp';
 import type { Logger } from 'pino';
 import { setupCommands } from './connection-setup.js';
 import { connectRedis, type RedisEndpoint } from './redis-socket.js';
+import { ReplyWaiters } from './reply-waiters.js';
 
 /** A command's reply: the decoded value (to look at) and the bytes Redis sent (to forward). */
 export interface RawReply {
@@ -47,9 +48,7 @@ interface Waiter {
 export class RawConnection {
   private socket: Socket | undefined;
   private slicer: ValueSlicer | undefined;
-  private fifo: Waiter[] = [];
-  private head = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly waiters: ReplyWaiters<Waiter>;
   private closeReason: string | undefined;
   private corked = false;
   private closed = false;
@@ -57,6 +56,14 @@ export class RawConnection {
 
   constructor(private readonly opts: RawConnectionOptions) {
     this.timeoutMs = opts.timeoutMs ?? 5_000;
+    // Its reply may still come, but the commands behind it on this connection would only
+    // wait longer: drop the connection and answer them all now.
+    this.waiters = new ReplyWaiters(this.timeoutMs, () => {
+      const socket = this.socket;
+      this.closeReason = `command timed out after ${this.timeoutMs} ms`;
+      socket?.destroy();
+      this.fail(socket, this.closeReason);
+    });
   }
 
   /** Sends one encoded command; `done` is called exactly once. */
@@ -115,27 +122,16 @@ export class RawConnection {
   }
 
   private push(w: Waiter): void {
-    this.fifo.push(w);
-    if (this.timer === undefined) this.arm(this.timeoutMs);
+    this.waiters.push(w);
   }
 
   private onReply(socket: Socket, v: RespValue, raw: Buffer | Buffer[]): void {
     // RESP3 out-of-band data (client tracking, a stray subscription message) answers no command.
     if (v.type === 'push') return;
-    const w = this.fifo[this.head];
+    const w = this.waiters.shift();
     if (w === undefined) {
       socket.destroy(new Error('reply without a command'));
       return;
-    }
-    this.fifo[this.head++] = undefined as never;
-    if (this.head === this.fifo.length) {
-      this.fifo.length = 0;
-      this.head = 0;
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    } else if (this.head > 1024 && this.head * 2 > this.fifo.length) {
-      this.fifo.splice(0, this.head);
-      this.head = 0;
     }
     if (w.done !== undefined) w.done({ value: v, raw });
     else if (v.type === 'error' || v.type === 'blobError') {
@@ -147,37 +143,12 @@ export class RawConnection {
     }
   }
 
-  /** One timer for the oldest command: it fires when that one has waited too long. */
-  private arm(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const oldest = this.fifo[this.head];
-      if (oldest === undefined) return;
-      const waited = Date.now() - oldest.sentAt;
-      if (waited < this.timeoutMs) {
-        this.arm(this.timeoutMs - waited);
-        return;
-      }
-      // Its reply may still come, but the commands behind it on this connection would only
-      // wait longer: drop the connection and answer them all now.
-      const socket = this.socket;
-      this.closeReason = `command timed out after ${this.timeoutMs} ms`;
-      socket?.destroy();
-      this.fail(socket, this.closeReason);
-    }, ms);
-  }
-
   /** The socket is gone: everything sent on it is answered with `reason`. */
   private fail(socket: Socket | undefined, reason: string): void {
     if (socket === undefined || socket !== this.socket) return;
     this.socket = undefined;
     this.slicer?.stop();
     this.slicer = undefined;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const waiting = this.fifo.slice(this.head);
-    this.fifo = [];
-    this.head = 0;
-    for (const w of waiting) w.done?.(reason);
+    for (const w of this.waiters.drain()) w.done?.(reason);
   }
 }
