@@ -43,20 +43,25 @@ async function writeClientCert(cn: string) {
   writeFileSync(files.key, c.keyPem);
 }
 
-/** A kubeconfig naming its CA, certificate and key by file, as a mounted Secret would. */
-function kubeConfigWithFiles(user: Record<string, unknown> = {}): KubeConfig {
+/** A kubeconfig for the stand-in (its CA by file) with `user`'s credentials. */
+function kubeConfigFor(user: Record<string, unknown>): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromString(
     stringify({
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name: 'c', cluster: { server: cluster.url, 'certificate-authority': files.ca } }],
-      users: [{ name: 'u', user: { 'client-certificate': files.cert, 'client-key': files.key, ...user } }],
+      users: [{ name: 'u', user }],
       contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'x',
     }),
   );
   return kc;
+}
+
+/** A kubeconfig naming its CA, certificate and key by file, as a mounted Secret would. */
+function kubeConfigWithFiles(user: Record<string, unknown> = {}): KubeConfig {
+  return kubeConfigFor({ 'client-certificate': files.cert, 'client-key': files.key, ...user });
 }
 
 /** The path every proxied request takes (kept-alive connections of its own). */
@@ -170,18 +175,7 @@ describe('KubeClient', () => {
   });
 
   it('sends a kubeconfig user and password as basic auth on requests', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromString(
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: cluster.url, 'certificate-authority': files.ca } }],
-        users: [{ name: 'u', user: { username: 'admin', password: 's3cret' } }],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
-    const kube = new KubeClient(kc, { refreshMs: 0 });
+    const kube = new KubeClient(kubeConfigFor({ username: 'admin', password: 's3cret' }), { refreshMs: 0 });
     try {
       await get(kube, '/api');
       expect(cluster.requests.at(-1)?.headers.authorization).toBe(
@@ -211,18 +205,9 @@ describe('KubeClient', () => {
   });
 
   it('prepares the credentials again after the API server answers 401', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromString(
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: cluster.url, 'certificate-authority': files.ca } }],
-        users: [{ name: 'u', user: { token: 'a-token-the-cluster-does-not-know' } }],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
-    const kube = new KubeClient(kc, { refreshMs: 0 });
+    const kube = new KubeClient(kubeConfigFor({ token: 'a-token-the-cluster-does-not-know' }), {
+      refreshMs: 0,
+    });
     try {
       expect((await get(kube, '/api')).status).toBe(401);
       await expect.poll(() => kube.preparations).toBe(2);
