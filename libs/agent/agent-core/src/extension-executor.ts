@@ -1,12 +1,14 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { isExtensionName } from '@pullplane/extension-config';
 import { isStrippedExtensionRequestHeader } from '@pullplane/names';
 import { checkRequestPath, type HttpRequestHead, requestHasBody } from '@pullplane/proto';
 import { type RequestLog, requestLog } from '@pullplane/telemetry';
 import { bridgeUpgraded, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
+import { type BackendCall, dispatchCall, SAFE_METHODS } from './backend-call.js';
 import { backendResponseHeaders } from './backend-response-headers.js';
 import { type ExtensionErrorName, extensionStatus } from './extension-errors.js';
 import type { ExtensionRegistry, ServedExtension } from './extension-registry.js';
@@ -111,40 +113,8 @@ export class ExtensionExecutor {
     }
     // Configured headers replace what came with the request, as Argo CD's do.
     for (const h of extra) headers[h.name.toLowerCase()] = h.value;
-    const upgrade = head.upgrade;
-    if (upgrade) {
-      headers.connection = 'Upgrade';
-      headers.upgrade = upgrade;
-    }
-    const hasBody = requestHasBody(stream.open);
-    if (hasBody && headers['content-length'] === undefined && !upgrade)
-      headers['transfer-encoding'] = 'chunked';
-    const base = ext.url.pathname.replace(/\/+$/, '');
-    const url = ext.url;
-    const options: http.RequestOptions = {
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port || (url.protocol === 'https:' ? 443 : 80),
-      method: head.method,
-      // The checked relative path appended to the base path as text: no resolution, no escape.
-      path: `${base}${head.path}`,
-      headers: { ...headers, host: url.host },
-      agent: ext.pool,
-    };
+    const path = `${ext.url.pathname.replace(/\/+$/, '')}${head.path}`;
     const started = process.hrtime.bigint();
-    let complete = false;
-    const req: ClientRequest = (url.protocol === 'https:' ? https : http).request(options);
-    let connectTimer: NodeJS.Timeout | undefined;
-    req.on('socket', (socket: Socket) => {
-      this.opts.registry.socketInUse(socket);
-      if (socket.connecting) {
-        connectTimer = setTimeout(
-          () => req.destroy(Object.assign(new Error('connect timeout'), { code: 'ECONNTIMEOUT' })),
-          ext.backend.connectionTimeoutMs,
-        );
-        socket.once('connect', () => clearTimeout(connectTimer));
-      }
-    });
     const done = (status: number, failed: boolean) => {
       // The extension proxy writes the audit line; here it is a debug trace.
       log.debug(
@@ -153,13 +123,122 @@ export class ExtensionExecutor {
       );
       this.opts.onRequest?.(ext.name, status, failed);
     };
+    const backendFailed = (err: NodeJS.ErrnoException) => {
+      if (stream.destroyed) return;
+      if (!stream.hasResponded) {
+        const timeout = err.code === 'ECONNTIMEOUT' || err.code === 'UND_ERR_CONNECT_TIMEOUT';
+        fail(
+          timeout ? 'BACKEND_TIMEOUT' : 'BACKEND_UNREACHABLE',
+          `${ext.url.host}: ${err.code ?? err.message}`,
+        );
+        return;
+      }
+      log.warn({ err: err.message }, 'extension backend failed mid-response');
+      stream.reset(TunnelErrorCode.INTERNAL, `extension backend failed: ${err.message}`);
+    };
+    if (head.upgrade) {
+      this.upgrade(
+        stream,
+        ext,
+        { ...headers, connection: 'Upgrade', upgrade: head.upgrade },
+        path,
+        head,
+        log,
+        { done, backendFailed },
+      );
+      return;
+    }
+    // The request is whole before it is sent: nothing to wait for a 100 Continue for.
+    delete headers.expect;
+    let complete = false;
+    let call: BackendCall | undefined;
+    let status = 0;
+    // A streamed body goes through its own pipe: the call destroys what it read, and the
+    // logical stream's response side is still in use. Without a length it goes chunked.
+    const body = requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined;
+    // A bodiless request's side still has to be read to its end, or the stream never closes.
+    if (!body) stream.resume();
+    call = dispatchCall(
+      ext.pool,
+      { path, method: head.method, headers, body: body ?? null },
+      {
+        onResponse: (res) => {
+          status = res.status;
+          stream.respond(status, backendResponseHeaders(res));
+        },
+        // Chunks written straight on, the call paused while the tunnel is full.
+        onData: (chunk) => {
+          if (stream.write(chunk)) return true;
+          stream.once('drain', () => call?.resume());
+          return false;
+        },
+        onEnd: () => {
+          complete = true;
+          stream.end();
+          done(status, false);
+        },
+        onError: (err) => {
+          complete = true;
+          if (status) done(status, true);
+          backendFailed(err);
+        },
+      },
+      SAFE_METHODS.has(head.method) && !body
+        ? {
+            onResend: (err) =>
+              log.debug(
+                { err: err.message },
+                'kept-alive extension connection closed under the request; sent again',
+              ),
+          }
+        : {},
+    );
+    // The requester went away (user closed the page, its timeout passed): stop the backend call.
+    stream.on('close', () => {
+      if (!complete) call?.abort();
+    });
+  }
+
+  /**
+   * An Upgrade (WebSocket and the like) on a connection of its own: the backend may answer
+   * anything but 101 (a refusal the user should see), which node:http passes on as a response.
+   */
+  private upgrade(
+    stream: LogicalStream,
+    ext: ServedExtension,
+    headers: Record<string, string | string[]>,
+    path: string,
+    head: HttpRequestHead,
+    log: RequestLog,
+    end: {
+      done: (status: number, failed: boolean) => void;
+      backendFailed: (err: NodeJS.ErrnoException) => void;
+    },
+  ): void {
+    const url = ext.url;
+    const req: ClientRequest = (url.protocol === 'https:' ? https : http).request({
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port || (url.protocol === 'https:' ? 443 : 80),
+      method: head.method,
+      path,
+      headers: { ...headers, host: url.host },
+      agent: false,
+    });
+    let complete = false;
+    const connectTimer = setTimeout(
+      () => req.destroy(Object.assign(new Error('connect timeout'), { code: 'ECONNTIMEOUT' })),
+      ext.backend.connectionTimeoutMs || 2_147_483_647,
+    );
+    req.on('socket', (socket: Socket) => socket.once('connect', () => clearTimeout(connectTimer)));
     req.on('response', (res: IncomingMessage) => {
+      // Refused: an ordinary response, and the connection is not kept.
       clearTimeout(connectTimer);
       const status = res.statusCode ?? 502;
       stream.respond(status, backendResponseHeaders(res));
       res.on('end', () => {
         complete = true;
-        done(status, false);
+        end.done(status, false);
       });
       res.on('error', (err: Error) => {
         if (!stream.destroyed)
@@ -170,9 +249,8 @@ export class ExtensionExecutor {
     req.on('upgrade', (res: IncomingMessage, socket: Socket, rest: Buffer) => {
       clearTimeout(connectTimer);
       complete = true;
-      this.opts.registry.socketInUse(socket);
       stream.respond(101, backendResponseHeaders(res, { upgraded: true }));
-      log.info({ upgrade }, 'extension connection upgraded');
+      log.info({ upgrade: head.upgrade }, 'extension connection upgraded');
       bridgeUpgraded(socket, stream, {
         head: rest,
         onClose: (s) => {
@@ -183,31 +261,12 @@ export class ExtensionExecutor {
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(connectTimer);
-      if (stream.destroyed) return;
-      if (!stream.hasResponded) {
-        const timeout = err.code === 'ECONNTIMEOUT';
-        fail(
-          timeout ? 'BACKEND_TIMEOUT' : 'BACKEND_UNREACHABLE',
-          `${ext.url.host}: ${err.code ?? err.message}`,
-        );
-        return;
-      }
-      log.warn({ err: err.message }, 'extension backend failed mid-response');
-      stream.reset(TunnelErrorCode.INTERNAL, `extension backend failed: ${err.message}`);
+      end.backendFailed(err);
     });
-    // The requester went away (user closed the page, its timeout passed): stop the backend call.
     stream.on('close', () => {
       if (!complete && !req.destroyed) req.destroy();
     });
-    if (upgrade) {
-      // The upgrade request itself has no body; bytes that follow belong to the new protocol.
-      req.end();
-      return;
-    }
-    if (hasBody) stream.pipe(req);
-    else {
-      req.end();
-      stream.resume();
-    }
+    // The upgrade request itself has no body; bytes that follow belong to the new protocol.
+    req.end();
   }
 }

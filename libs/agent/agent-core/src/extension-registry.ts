@@ -1,11 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { unwatchFile, watchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
 import { type AgentExtension, parseAgentExtensionMap } from '@pullplane/extension-config';
 import type { Logger } from 'pino';
+import { BackendPool } from './backend-pool.js';
 
 /** Where `$key` header values come from: the agent's extensions Secret, as it is now. */
 export interface ExtensionSecretSource {
@@ -29,7 +27,7 @@ export interface ExtensionRegistryOptions {
 
 /** An extension as served now: its map entry and a connection pool built from its options. */
 export interface ServedExtension extends AgentExtension {
-  readonly pool: http.Agent;
+  readonly pool: BackendPool;
 }
 
 export type ResolvedHeaders =
@@ -50,8 +48,6 @@ export interface ExtensionRegistryEvents {
 export class ExtensionRegistry extends EventEmitter<ExtensionRegistryEvents> {
   private map = new Map<string, ServedExtension>();
   private lastText: string | undefined;
-  private readonly idle = new WeakSet<Socket>();
-  private readonly armed = new WeakSet<Socket>();
   private watching = false;
 
   constructor(private readonly opts: ExtensionRegistryOptions) {
@@ -130,9 +126,9 @@ export class ExtensionRegistry extends EventEmitter<ExtensionRegistryEvents> {
       const prev = this.map.get(ext.name);
       // An unchanged entry keeps its pool (and its warm connections).
       if (prev && sameEntry(prev, ext)) next.set(ext.name, prev);
-      else next.set(ext.name, { ...ext, pool: this.pool(ext) });
+      else next.set(ext.name, { ...ext, pool: new BackendPool(ext.url, ext.backend) });
     }
-    for (const [name, prev] of this.map) if (next.get(name) !== prev) retire(prev.pool);
+    for (const [name, prev] of this.map) if (next.get(name) !== prev) prev.pool.retire();
     this.map = next;
     log.info({ extensions: this.names, source: this.opts.path ?? 'params' }, 'extension map loaded');
     this.emit('reload', this.names);
@@ -154,35 +150,6 @@ export class ExtensionRegistry extends EventEmitter<ExtensionRegistryEvents> {
     }
     return missing.length > 0 ? { ok: false, missing } : { ok: true, headers: out };
   }
-
-  /** A request took this socket: the idle timeout no longer applies. */
-  socketInUse(socket: Socket): void {
-    this.idle.delete(socket);
-    socket.setTimeout(0);
-  }
-
-  private pool(ext: AgentExtension): http.Agent {
-    const o = ext.backend;
-    const Ctor = ext.url.protocol === 'https:' ? https.Agent : http.Agent;
-    const pool = new Ctor({
-      keepAlive: true,
-      keepAliveMsecs: o.keepAliveMs,
-      maxFreeSockets: o.maxIdleConnections,
-      scheduling: 'lifo',
-    });
-    // Argo CD's idleConnectionTimeout: an idle pooled connection is closed after that long.
-    pool.on('free', (socket: Socket) => {
-      this.idle.add(socket);
-      if (!this.armed.has(socket)) {
-        this.armed.add(socket);
-        socket.on('timeout', () => {
-          if (this.idle.has(socket)) socket.destroy();
-        });
-      }
-      socket.setTimeout(o.idleConnectionTimeoutMs);
-    });
-    return pool;
-  }
 }
 
 function sameEntry(a: AgentExtension, b: AgentExtension): boolean {
@@ -191,10 +158,4 @@ function sameEntry(a: AgentExtension, b: AgentExtension): boolean {
     JSON.stringify(a.headers) === JSON.stringify(b.headers) &&
     JSON.stringify(a.backend) === JSON.stringify(b.backend)
   );
-}
-
-/** Closes a replaced pool's idle connections now and the busy ones as they come free. */
-function retire(pool: http.Agent): void {
-  pool.on('free', (socket: Socket) => socket.destroy());
-  for (const list of Object.values(pool.freeSockets)) for (const s of list ?? []) s.destroy();
 }

@@ -3,6 +3,12 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
+import {
+  type BackendCall,
+  type BackendCallHandler,
+  type BackendResponse,
+  dispatchCall,
+} from './backend-call.js';
 
 export interface KubeRequest {
   method: string;
@@ -14,30 +20,6 @@ export interface KubeRequest {
 /** TLS settings client-node derives from the kubeconfig (files re-read on each refresh). */
 const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'] as const;
 type TlsSettings = Pick<https.RequestOptions, (typeof TLS_KEYS)[number]>;
-
-/** A cluster's answer as `call` hands it over: the status and the headers as sent. */
-export interface KubeResponse {
-  status: number;
-  /** Name, value, name, value… as received (node:http's rawHeaders). */
-  rawHeaders: string[];
-}
-
-/** What `call` tells its caller, in order: a response (or an error), its body, its end. */
-export interface KubeCallHandler {
-  onResponse(res: KubeResponse): void;
-  /** A body chunk; false pauses the response until the call's `resume()`. */
-  onData(chunk: Buffer): boolean;
-  onEnd(): void;
-  /** Before a response (it never came), or after one (its body broke off); also after `abort()`. */
-  onError(err: Error, responded: boolean): void;
-}
-
-export interface KubeCall {
-  /** Ends the call (the requester went away); onError follows unless it had ended. */
-  abort(): void;
-  /** Resumes a response paused by onData returning false. */
-  resume(): void;
-}
 
 interface Prepared {
   tls: TlsSettings;
@@ -159,68 +141,34 @@ export class KubeClient {
   }
 
   /**
-   * Sends a request on a kept-alive connection and hands its response to `handler` as it
-   * arrives. undici's dispatcher, not node:http: it parses and frames without a request
-   * object, a response stream and an agent's bookkeeping per call, which halves the client's
-   * CPU per request. `body` is the whole body, or a stream read to its end (and then
-   * destroyed: never pass a stream whose other side is still in use).
+   * Sends a request on a kept-alive connection (undici's, `dispatchCall`) and hands its
+   * response to `handler` as it arrives. `body` is the whole body, or a stream read to its end
+   * (and then destroyed: never pass a stream whose other side is still in use). `onResend`
+   * (see `CallHooks`) is only for requests with no body and no effect.
    */
   async call(
     req: KubeRequest,
     body: Buffer | Readable | undefined,
-    handler: KubeCallHandler,
-  ): Promise<KubeCall> {
+    handler: BackendCallHandler,
+    onResend?: (err: Error) => void,
+  ): Promise<BackendCall> {
     const p = this.prepared ?? (await this.prepare());
     const headers: Record<string, string | string[]> = { ...req.headers, ...p.callHeaders };
     // Only an exec plugin or auth provider costs a wait per request.
     if (this.perRequestAuth) Object.assign(headers, await this.perRequestHeaders());
     // The request is whole before it is sent: nothing to wait for a 100 Continue for.
     delete headers.expect;
-    let abortCall: ((err: Error) => void) | undefined;
-    let aborted: Error | undefined;
-    let resume: (() => void) | undefined;
-    let responded = false;
-    const refused = () => this.refused();
-    p.pool.dispatch(
+    return dispatchCall(
+      p.pool,
+      { path: this.basePath + req.path, method: req.method, headers, body: body ?? null },
+      handler,
       {
-        path: this.basePath + req.path,
-        method: req.method,
-        headers,
-        body: body ?? null,
-        // Watches and followed logs are quiet for as long as they like; the caller's deadline
-        // and its going away (abort) end a call, as the API server's own timeouts do.
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      },
-      {
-        onConnect(abort: (err?: Error) => void) {
-          abortCall = abort;
-          if (aborted) abort(aborted);
+        onStatus: (status) => {
+          if (status === 401) this.refused();
         },
-        onHeaders(status: number, raw: Buffer[], resumeFn: () => void) {
-          // 1xx informational answers are not the response.
-          if (status < 200) return true;
-          responded = true;
-          resume = resumeFn;
-          if (status === 401) refused();
-          const rawHeaders = new Array<string>(raw.length);
-          for (let i = 0; i < raw.length; i++) rawHeaders[i] = raw[i]!.toString('latin1');
-          handler.onResponse({ status, rawHeaders });
-          return true;
-        },
-        onData: (chunk: Buffer) => handler.onData(chunk),
-        onComplete: () => handler.onEnd(),
-        onError: (err: Error) => handler.onError(err, responded),
+        ...(onResend ? { onResend } : {}),
       },
     );
-    return {
-      abort() {
-        if (aborted) return;
-        aborted = new Error('the requester went away');
-        abortCall?.(aborted);
-      },
-      resume: () => resume?.(),
-    };
   }
 
   /** Authorization from an exec plugin or auth provider: client-node caches and renews it, asked per request. */
@@ -301,10 +249,10 @@ export class KubeClient {
   }
 
   /** A request's whole response (small answers: documents, not watches). */
-  fetch(req: KubeRequest, body?: Buffer): Promise<KubeResponse & { body: Buffer }> {
+  fetch(req: KubeRequest, body?: Buffer): Promise<BackendResponse & { body: Buffer }> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
-      let head: KubeResponse | undefined;
+      let head: BackendResponse | undefined;
       this.call(req, body, {
         onResponse: (res) => {
           head = res;

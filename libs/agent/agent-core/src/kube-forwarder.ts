@@ -22,8 +22,14 @@ import { Attr, contextFromTraceparent, traceHeaders } from '@pullplane/tracing';
 import { isTunnelError, type LogicalStream, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
+import {
+  type BackendCall,
+  type BackendCallHandler,
+  type BackendResponse,
+  SAFE_METHODS,
+} from './backend-call.js';
 import { backendResponseHeaders } from './backend-response-headers.js';
-import { type KubeCall, type KubeCallHandler, KubeClient, type KubeResponse } from './kube-client.js';
+import { KubeClient } from './kube-client.js';
 import {
   createKubeSessions,
   DEFAULT_EXEC_POLICY,
@@ -31,15 +37,6 @@ import {
   type SessionRecord,
 } from './kube-sessions.js';
 import { ManagedGate } from './managed-gate.js';
-
-/** Methods a request may be sent again with (no body, no effect): RFC 9110's safe methods. */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** How a kept-alive connection the server closed under a request shows: reset, or closed unanswered. */
-const isStaleConnection = (err: Error) => {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET';
-};
 
 /**
  * Request headers never forwarded to the API server: hop-by-hop, credentials and identity
@@ -101,7 +98,7 @@ function respondStatus(
  * is bounded (MAX_DECISION_BODY, checked as it arrives).
  */
 async function judgeObject(
-  res: KubeResponse,
+  res: BackendResponse,
   body: Buffer,
   stream: LogicalStream,
   gate: ManagedGate,
@@ -286,7 +283,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     // The requester gave up (or its timeout passed) while the request was being checked: the
     // cluster is not asked at all.
     if (stream.destroyed) return;
-    let call: KubeCall | undefined;
+    let call: BackendCall | undefined;
     let responseComplete = false;
     /** What the response's chunks go to, once its head has said how to answer. */
     let sink: ((chunk: Buffer) => boolean) | undefined;
@@ -298,9 +295,15 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     };
     // A request with nothing to send again may be sent again: once, when the API server closed
     // a kept-alive connection just as the request went out on it (as Go's transport retries).
-    const resendable = !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method);
-    let resent = false;
-    const handler: KubeCallHandler = {
+    const onResend =
+      !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method)
+        ? (err: Error) =>
+            log.debug(
+              { err: err.message },
+              'kept-alive cluster API connection closed under the request; sent again',
+            )
+        : undefined;
+    const handler: BackendCallHandler = {
       onResponse: (res) => {
         const status = res.status;
         const json = isJsonContentType(rawHeader(res.rawHeaders, 'content-type'));
@@ -363,32 +366,18 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
           stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
           return;
         }
-        if (!resent && resendable && isStaleConnection(err)) {
-          resent = true;
-          log.debug(
-            { err: err.message },
-            'kept-alive cluster API connection closed under the request; sent again',
-          );
-          send().catch((e: unknown) => {
-            if (!stream.destroyed) failed(e instanceof Error ? e : new Error(String(e)));
-          });
-          return;
-        }
         failed(err);
       },
     };
-    const send = async (): Promise<void> => {
-      // A streamed body goes through its own pipe: the call destroys what it read, and the
-      // logical stream's response side is still in use.
-      const body = buffered ?? (requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined);
-      // A bodiless request's side still has to be read to its end, or the stream never closes
-      // (and its span never ends).
-      if (body === undefined) stream.resume();
-      call = await kube.call({ method, path, headers: reqHeaders }, body, handler);
-      // The requester went away while the call was being set up.
-      if (stream.destroyed) call.abort();
-    };
-    await send();
+    // A streamed body goes through its own pipe: the call destroys what it read, and the
+    // logical stream's response side is still in use.
+    const body = buffered ?? (requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined);
+    // A bodiless request's side still has to be read to its end, or the stream never closes
+    // (and its span never ends).
+    if (body === undefined) stream.resume();
+    call = await kube.call({ method, path, headers: reqHeaders }, body, handler, onResend);
+    // The requester went away while the call was being set up.
+    if (stream.destroyed) call.abort();
     // The requester went away (client closed a watch, its timeout passed): stop the upstream
     // call too.
     stream.on('close', () => {

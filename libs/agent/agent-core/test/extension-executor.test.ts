@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
@@ -14,6 +14,8 @@ import { ExtensionExecutor, ExtensionRegistry } from '../src/index.js';
 // what it received: what the principal can and cannot make the agent send.
 let backend: http.Server;
 let backendUrl: string;
+/** Takes TCP connections and never answers: a TLS handshake with it never completes. */
+let silent: net.Server;
 const seen: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
 let gateway: Multiplexer;
 let registry: ExtensionRegistry;
@@ -36,6 +38,9 @@ beforeAll(async () => {
   backend.listen(0, '127.0.0.1');
   await once(backend, 'listening');
   backendUrl = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
+  silent = net.createServer(() => undefined);
+  silent.listen(0, '127.0.0.1');
+  await once(silent, 'listening');
   mapFile = join(mkdtempSync(join(tmpdir(), 'ext-map-')), 'extensions.yaml');
   writeMap(`extensions:
   - name: metrics
@@ -47,6 +52,10 @@ beforeAll(async () => {
         value: fixed
   - name: down
     url: http://127.0.0.1:1/
+  - name: silent
+    url: https://127.0.0.1:${(silent.address() as AddressInfo).port}/
+    backend:
+      connectionTimeout: 200ms
 `);
   secret['metrics.token'] = Buffer.from('Bearer from-secret\n');
   registry = new ExtensionRegistry({
@@ -73,6 +82,7 @@ afterAll(() => {
   registry.stop();
   backend.closeAllConnections();
   backend.close();
+  silent.close();
 });
 
 const call = async (name: string, path: string, headers: Array<{ name: string; value: string }> = []) => {
@@ -141,6 +151,13 @@ describe('extension executor', () => {
     const r = await call('down', '/');
     expect(r.status).toBe(502);
     expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', code: 502, reason: 'BadGateway' });
+  });
+
+  it('answers 504 when no connection is made within the backend connectionTimeout', async () => {
+    const r = await call('silent', '/');
+    expect(r.status).toBe(504);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', code: 504 });
+    expect(JSON.parse(r.body).message).toContain('UND_ERR_CONNECT_TIMEOUT');
   });
 
   it('serves a changed map without a restart, keeping the last good one through a broken file', async () => {
