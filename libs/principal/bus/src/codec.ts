@@ -1,31 +1,31 @@
-import { z } from 'zod';
 import { BusError, BusErrorCode } from './errors.js';
+import { integer, oneOf, optional, readShape, readTagged, type Shape, text } from './record-shape.js';
 import type { ControlEvent, PresenceRecord, Revocation } from './types.js';
 
-const presenceSchema = z.object({
-  agent: z.string().min(1),
-  gatewayId: z.string().min(1),
-  internalAddress: z.string(),
-  sessionId: z.string().min(1),
-  connectedAt: z.string(),
-  lastHeartbeat: z.string(),
-  agentVersion: z.string(),
-  protocolVersion: z.number().int(),
-  credential: z.enum(['agent', 'unmarked']).optional(),
-  remoteAddress: z.string().max(128).optional(),
-});
+const PRESENCE: Shape = {
+  agent: text({ min: 1 }),
+  gatewayId: text({ min: 1 }),
+  internalAddress: text(),
+  sessionId: text({ min: 1 }),
+  connectedAt: text(),
+  lastHeartbeat: text(),
+  agentVersion: text(),
+  protocolVersion: integer,
+  credential: optional(oneOf('agent', 'unmarked')),
+  remoteAddress: optional(text({ max: 128 })),
+};
 
-const controlSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('agent-revoked'), agent: z.string(), reason: z.string() }),
-  z.object({ type: z.literal('agent-kicked'), agent: z.string(), reason: z.string() }),
-  z.object({ type: z.literal('token-denied'), jti: z.string() }),
-  z.object({ type: z.literal('config-reload'), service: z.string().optional() }),
-]);
+const CONTROL: Readonly<Record<ControlEvent['type'], Shape>> = {
+  'agent-revoked': { agent: text(), reason: text() },
+  'agent-kicked': { agent: text(), reason: text() },
+  'token-denied': { jti: text() },
+  'config-reload': { service: optional(text()) },
+};
 
-const revocationSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('agent'), agent: z.string().min(1), reason: z.string(), at: z.string() }),
-  z.object({ kind: z.literal('token'), jti: z.string().min(1), reason: z.string(), at: z.string() }),
-]);
+const REVOCATION: Readonly<Record<Revocation['kind'], Shape>> = {
+  agent: { agent: text({ min: 1 }), reason: text(), at: text() },
+  token: { jti: text({ min: 1 }), reason: text(), at: text() },
+};
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -42,24 +42,24 @@ export function encodePresence(record: PresenceRecord): Uint8Array {
 
 // Records written by another replica are validated: a corrupt entry must not poison routing.
 export function decodePresence(bytes: Uint8Array): PresenceRecord {
-  const parsed = presenceSchema.safeParse(safeJson(bytes));
-  if (!parsed.success)
-    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid presence record: ${parsed.error.message}`);
-  return parsed.data;
+  const read = readShape(safeJson(bytes), PRESENCE);
+  if (!read.ok)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid presence record: ${read.problems.join('; ')}`);
+  return read.value as unknown as PresenceRecord;
 }
 
 export function decodeControl(bytes: Uint8Array): ControlEvent {
-  const parsed = controlSchema.safeParse(safeJson(bytes));
-  if (!parsed.success)
-    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid control event: ${parsed.error.message}`);
-  return parsed.data as ControlEvent;
+  const read = readTagged(safeJson(bytes), 'type', CONTROL);
+  if (!read.ok)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid control event: ${read.problems.join('; ')}`);
+  return read.value as unknown as ControlEvent;
 }
 
 export function decodeRevocation(bytes: Uint8Array): Revocation {
-  const parsed = revocationSchema.safeParse(safeJson(bytes));
-  if (!parsed.success)
-    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid revocation: ${parsed.error.message}`);
-  return parsed.data as Revocation;
+  const read = readTagged(safeJson(bytes), 'kind', REVOCATION);
+  if (!read.ok)
+    throw new BusError(BusErrorCode.INVALID_RECORD, `invalid revocation: ${read.problems.join('; ')}`);
+  return read.value as unknown as Revocation;
 }
 
 /** One key per revoked subject, so revoking twice is idempotent. */

@@ -1,6 +1,5 @@
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { OpsServerStateError } from './errors.js';
@@ -49,11 +48,10 @@ interface Answer {
   body: string;
 }
 const TEXT = 'text/plain; charset=utf-8';
-const OTHER_METHODS = ['DELETE', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
 
 /**
- * `/healthz`, `/readyz` and `/metrics` served by fastify, on one or two ports. (The streaming
- * forwarders stay on node:http: see the README's bench:http-front table.)
+ * `/healthz`, `/readyz` and `/metrics` on one or two ports, served by node:http: three fixed
+ * routes need no framework, and fastify cost every process several MiB of resident memory.
  */
 export function createOpsServer(opts: OpsServerOptions): OpsServer {
   const timeout = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
@@ -62,7 +60,7 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
   const log = opts.logger;
   let shuttingDown = false;
   let lastReady: boolean | undefined;
-  let apps: FastifyInstance[] | undefined;
+  let servers: Server[] | undefined;
 
   const json = (status: number, body: unknown): Answer => ({
     status,
@@ -102,26 +100,34 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
     }),
   };
 
-  const build = (routes: readonly Route[]): FastifyInstance => {
-    const app = Fastify({ logger: false });
-    const reply = (r: FastifyReply, a: Answer) =>
-      r.code(a.status).header('content-type', a.type).header('cache-control', 'no-store').send(a.body);
-    for (const route of routes) {
-      // GET, and the HEAD route fastify derives from it (headers only).
-      app.get(route, async (_req, r) => reply(r, await handlers[route]()));
-      app.route({
-        method: [...OTHER_METHODS],
-        url: route,
-        handler: async (_req, r) =>
-          reply(r.header('allow', 'GET, HEAD'), { status: 405, type: TEXT, body: 'method not allowed' }),
+  const build = (routes: readonly Route[]): Server => {
+    const served = new Set<string>(routes);
+    const reply = (res: ServerResponse, a: Answer, extra: Record<string, string> = {}, head = false) => {
+      res.writeHead(a.status, {
+        'content-type': a.type,
+        'content-length': Buffer.byteLength(a.body),
+        'cache-control': 'no-store',
+        ...extra,
       });
-    }
-    app.setNotFoundHandler(async (_req, r) => reply(r, { status: 404, type: TEXT, body: 'not found' }));
-    app.setErrorHandler(async (err, req, r) => {
-      log.error({ err, path: req.url }, 'ops endpoint failed');
-      return reply(r, { status: 500, type: TEXT, body: 'internal error' });
+      res.end(head ? undefined : a.body);
+    };
+    const serve = async (req: IncomingMessage, res: ServerResponse) => {
+      const path = (req.url ?? '/').split('?', 1)[0]!;
+      if (!served.has(path)) return reply(res, { status: 404, type: TEXT, body: 'not found' });
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return reply(res, { status: 405, type: TEXT, body: 'method not allowed' }, { allow: 'GET, HEAD' });
+      // HEAD answers with GET's headers and no body.
+      reply(res, await handlers[path as Route](), {}, req.method === 'HEAD');
+    };
+    return createServer((req, res) => {
+      serve(req, res).catch((err: unknown) => {
+        log.error({ err, path: req.url }, 'ops endpoint failed');
+        if (!res.headersSent) reply(res, { status: 500, type: TEXT, body: 'internal error' });
+        else res.destroy();
+      });
+      // Probes send no body; whatever comes is read and dropped.
+      req.resume();
     });
-    return app;
   };
 
   return {
@@ -136,7 +142,7 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
       return shuttingDown;
     },
     async listen() {
-      if (apps) throw new OpsServerStateError('ops server is already listening');
+      if (servers) throw new OpsServerStateError('ops server is already listening');
       const single = opts.healthzPort === opts.metricsPort;
       const plan: [number, readonly Route[]][] = single
         ? [[opts.healthzPort, ['/healthz', '/readyz', '/metrics']]]
@@ -145,29 +151,26 @@ export function createOpsServer(opts: OpsServerOptions): OpsServer {
             [opts.metricsPort, ['/metrics']],
           ];
       const started = plan.map(([, routes]) => build(routes));
-      apps = started;
+      servers = started;
       try {
         const ports = await Promise.all(
-          started.map(async (app, i) => {
-            await app.ready();
-            // node's own binding rules (all interfaces, IPv4 and IPv6, when no host is given).
-            return bind(app.server, opts.host, plan[i]?.[0] ?? 0);
-          }),
+          // node's own binding rules (all interfaces, IPv4 and IPv6, when no host is given).
+          started.map((server, i) => bind(server, opts.host, plan[i]?.[0] ?? 0)),
         );
         const address = { healthzPort: ports[0] ?? 0, metricsPort: ports[single ? 0 : 1] ?? 0 };
         log.info({ host: opts.host ?? '*', ...address }, 'ops server listening');
         return address;
       } catch (err) {
-        await Promise.all(started.map(closeApp));
-        apps = undefined;
+        await Promise.all(started.map(closeServer));
+        servers = undefined;
         throw err;
       }
     },
     async close() {
-      if (!apps) return;
-      const closing = apps;
-      apps = undefined;
-      await Promise.all(closing.map(closeApp));
+      if (!servers) return;
+      const closing = servers;
+      servers = undefined;
+      await Promise.all(closing.map(closeServer));
     },
   };
 }
@@ -188,14 +191,11 @@ function bind(server: Server, host: string | undefined, port: number): Promise<n
   });
 }
 
-/** Stops listening (probe clients keep connections alive: they must not hold up shutdown), then fastify. */
-async function closeApp(app: FastifyInstance): Promise<void> {
-  const server = app.server;
-  if (server.listening) {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  }
-  await app.close();
+/** Stops listening; probe clients keep connections alive, and they must not hold up shutdown. */
+async function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return;
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
