@@ -143,7 +143,10 @@ describe.each(APPS)('apps/$app/Dockerfile', ({ app, script }) => {
     const entrypoints = final!.instructions.filter((i) => i.op === 'ENTRYPOINT');
     expect(entrypoints.length).toBe(1);
     const argv = JSON.parse(entrypoints[0]!.args) as string[];
-    expect(argv).toEqual(['node', 'scripts/start-app.mjs', app]);
+    // node, any Node.js options (the gateway's young-generation cap), the start script, the app.
+    expect(argv[0]).toBe('node');
+    expect(argv.slice(-2)).toEqual(['scripts/start-app.mjs', app]);
+    for (const option of argv.slice(1, -2)) expect(option).toMatch(/^--[a-z-]+(=\S+)?$/);
     expect(
       stages.flatMap((s) => s.instructions).filter((i) => i.op === 'HEALTHCHECK' || i.op === 'CMD'),
     ).toEqual([]);

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startScriptOf } from '../start-command.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -52,11 +53,19 @@ export async function stopAll(procs, signal = 'SIGTERM') {
   await Promise.all(procs.map(exited));
 }
 
-/** A built app (`apps/<app>/dist/main.js`), ready once its output contains `readyText`. */
+/**
+ * A built app (`apps/<app>/dist/main.js`) with the Node.js options of its start command (as its
+ * image runs it), ready once its output contains `readyText`.
+ */
 export const spawnApp = (app, args, readyText) =>
   spawnReady(
     process.execPath,
-    [...PROF, path.join(root, 'apps', app, 'dist', 'main.js'), ...args],
+    [
+      ...PROF,
+      ...(startScriptOf(app)?.nodeOptions ?? []),
+      path.join(root, 'apps', app, 'dist', 'main.js'),
+      ...args,
+    ],
     readyText,
   );
 

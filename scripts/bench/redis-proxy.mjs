@@ -23,6 +23,8 @@ const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 
 // BENCH_PART=principal or agent runs one half (to profile it alone); BENCH_CLIENTS=8 one column.
 const PART = process.env.BENCH_PART;
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,8,50').split(',').map(Number);
+// BENCH_VALUES=4k or 1m: one of the agent-key value sizes.
+const VALUES = process.env.BENCH_VALUES?.split(',');
 
 // ---- fixtures --------------------------------------------------------------------------
 const { dir, file, server, agentCert, proxyCert, caFile } = await benchPki(
@@ -213,9 +215,9 @@ const agentRows = [];
 for (const [label, key, n] of PART === 'principal'
   ? []
   : [
-      ['4 KiB', agentKey, N_LATENCY],
-      ['1 MiB gzip', bigKey, Math.max(200, Math.round(N_LATENCY / 20))],
-    ]) {
+      ['4 KiB', agentKey, N_LATENCY, '4k'],
+      ['1 MiB gzip', bigKey, Math.max(200, Math.round(N_LATENCY / 20)), '1m'],
+    ].filter((row) => !VALUES || VALUES.includes(row[3]))) {
   for (const clients of CLIENTS) {
     const get = async (port, k) =>
       Object.values(

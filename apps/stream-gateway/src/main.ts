@@ -1,12 +1,6 @@
-// The young generation is held small while the modules load (see @pullplane/service's
-// startup-heap): they are imported only once that is in effect, and it ends once started.
-import { releaseStartupHeap } from '@pullplane/service/startup-heap';
-
-const { runService } = await import('@pullplane/service');
-const { createGatewayService, gatewayStartupWarnings, validateGatewayConfig } = await import(
-  '@pullplane/gateway'
-);
-const { gatewayOptions } = await import('./options.js');
+import { createGatewayService, gatewayStartupWarnings, validateGatewayConfig } from '@pullplane/gateway';
+import { runService } from '@pullplane/service';
+import { gatewayOptions } from './options.js';
 
 await runService({
   name: 'stream-gateway',
@@ -17,5 +11,4 @@ await runService({
   warnings: gatewayStartupWarnings,
   drainTimeoutMs: (c) => c.drainTimeout,
   create: createGatewayService,
-  started: releaseStartupHeap,
 });
