@@ -31,7 +31,7 @@ export class BackendPool implements CallDispatcher {
     });
   }
 
-  /** Connections carrying a request now, and kept idle (for tests and metrics). */
+  /** Connections carrying a request now, and kept idle (what the tests read). */
   get sizes(): { busy: number; idle: number } {
     return { busy: this.busy.size, idle: this.idle.length };
   }
@@ -46,18 +46,18 @@ export class BackendPool implements CallDispatcher {
       this.release(client);
     };
     // Only the callbacks `dispatchCall` gives are passed on (undici's legacy handler shape).
-    const h = handler;
     return client.dispatch(options, {
-      onConnect: (abort) => h.onConnect?.(abort),
-      onHeaders: (status, headers, resume, text) => h.onHeaders?.(status, headers, resume, text) ?? true,
-      onData: (chunk) => h.onData?.(chunk) ?? true,
+      onConnect: (abort) => handler.onConnect?.(abort),
+      onHeaders: (status, headers, resume, text) =>
+        handler.onHeaders?.(status, headers, resume, text) ?? true,
+      onData: (chunk) => handler.onData?.(chunk) ?? true,
       onComplete: (trailers) => {
         release();
-        h.onComplete?.(trailers);
+        handler.onComplete?.(trailers);
       },
       onError: (err) => {
         release();
-        h.onError?.(err);
+        handler.onError?.(err);
       },
     });
   }

@@ -148,7 +148,8 @@ export class ExtensionExecutor {
       );
       return;
     }
-    // The request is whole before it is sent: nothing to wait for a 100 Continue for.
+    // undici refuses an Expect header: the body follows the head at once, which a server must
+    // accept from a client that sent no Expect (RFC 9110 §10.1.1).
     delete headers.expect;
     let complete = false;
     let call: BackendCall | undefined;
