@@ -23,10 +23,23 @@ export function asCommand(value: RespValue): RespCommand | undefined {
   return commandFromArgs(args);
 }
 
+/**
+ * Names as sent, folded: a client sends the same few names over and over, and folding one
+ * (a regular expression and a replacement string) cost more than the rest of reading it. Only
+ * short names are kept, and only so many, so made-up names cannot grow the table.
+ */
+const FOLDED = new Map<string, string>();
+const MAX_FOLDED = 512;
+const MAX_FOLDED_LENGTH = 32;
+
 /** A command from what a server-mode decoder's onCommand delivers (the name first; at least one argument). */
 export function commandFromArgs(all: readonly Buffer[]): RespCommand {
   const raw = all[0]!.toString('latin1');
-  // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
-  const name = UPPER.test(raw) ? raw.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : raw;
+  let name = FOLDED.get(raw);
+  if (name === undefined) {
+    // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
+    name = UPPER.test(raw) ? raw.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : raw;
+    if (raw.length <= MAX_FOLDED_LENGTH && FOLDED.size < MAX_FOLDED) FOLDED.set(raw, name);
+  }
   return { name, args: all.slice(1) };
 }

@@ -83,6 +83,11 @@ describe('RespDecoder (server mode): commands', () => {
       args: [Buffer.from('app|resources-tree|a_b|1.8.3.gz')],
     });
     expect(asCommand(resp.command([Buffer.from([0xc0, 0x41])]))?.name).toBe('\u00c0a');
+    // Folded the same the second time (a remembered name), and for names too long to remember.
+    expect(asCommand(cmd('SeT', 'k', 'v'))?.name).toBe('set');
+    expect(asCommand(cmd('GET', 'k'))?.name).toBe('get');
+    expect(asCommand(cmd(`X${'Y'.repeat(40)}`))?.name).toBe(`x${'y'.repeat(40)}`);
+    expect(asCommand(cmd(`X${'Y'.repeat(40)}`))?.name).toBe(`x${'y'.repeat(40)}`);
     expect(asCommand(resp.array([]))).toBeUndefined();
     expect(asCommand(resp.array(null))).toBeUndefined();
     expect(asCommand(resp.array([resp.bulk('GET'), resp.integer(1)]))).toBeUndefined();
