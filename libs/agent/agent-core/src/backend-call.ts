@@ -30,12 +30,6 @@ export interface BackendCall {
 /** Anything undici can send a request through: a Pool, a Client, or a pool of our own. */
 export type CallDispatcher = Pick<Dispatcher, 'dispatch'>;
 
-/**
- * Sends a request through undici's dispatcher and hands its response to `handler` as it
- * arrives. The dispatcher parses and frames without a request object, a response stream and
- * an agent's bookkeeping per call: about half node:http's client CPU per request. A streamed
- * `body` is read to its end and then destroyed: never pass one whose other side is still in use.
- */
 export interface CallHooks {
   /** The response's status, before the handler hears of it. */
   onStatus?(status: number): void;
@@ -47,6 +41,14 @@ export interface CallHooks {
   onResend?(err: Error): void;
 }
 
+/**
+ * Sends a request through undici's dispatcher and hands its response to `handler` as it
+ * arrives. The dispatcher parses and frames without a request object, a response stream and
+ * an agent's bookkeeping per call: about half node:http's client CPU per request. A streamed
+ * `body` is read to its end and then destroyed: never pass one whose other side is still in use.
+ * An `expect` header is dropped from `headers`: undici refuses one, and sends the body right
+ * after the head, which a server must accept from a client that sent none (RFC 9110 §10.1.1).
+ */
 export function dispatchCall(
   dispatcher: CallDispatcher,
   request: {
@@ -63,6 +65,7 @@ export function dispatchCall(
   let resume: (() => void) | undefined;
   let responded = false;
   let resendable = hooks.onResend !== undefined && request.body == null;
+  delete request.headers.expect;
   const send = () =>
     dispatcher.dispatch(
       {

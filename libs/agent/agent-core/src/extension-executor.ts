@@ -148,9 +148,6 @@ export class ExtensionExecutor {
       );
       return;
     }
-    // undici refuses an Expect header: the body follows the head at once, which a server must
-    // accept from a client that sent no Expect (RFC 9110 §10.1.1).
-    delete headers.expect;
     let complete = false;
     let call: BackendCall | undefined;
     let status = 0;

@@ -156,8 +156,6 @@ export class KubeClient {
     const headers: Record<string, string | string[]> = { ...req.headers, ...p.callHeaders };
     // Only an exec plugin or auth provider costs a wait per request.
     if (this.perRequestAuth) Object.assign(headers, await this.perRequestHeaders());
-    // The request is whole before it is sent: nothing to wait for a 100 Continue for.
-    delete headers.expect;
     return dispatchCall(
       p.pool,
       { path: this.basePath + req.path, method: req.method, headers, body: body ?? null },

@@ -277,7 +277,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
           reqHeaders.accept = negotiateAccept(reqHeaders.accept as string | undefined);
       }
     }
-    // A streamed body without a length goes chunked (the client frames it so).
+    // A buffered body has its length; a streamed one without a length goes chunked.
     if (buffered) reqHeaders['content-length'] = String(buffered.length);
 
     // The requester gave up (or its timeout passed) while the request was being checked: the
@@ -288,15 +288,11 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     /** What the response's chunks go to, once its head has said how to answer. */
     let sink: ((chunk: Buffer) => boolean) | undefined;
     let finish: (() => void) | undefined;
-    const failed = (err: Error) => {
-      span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
-      log.warn({ err: err.message }, 'cluster API request failed');
-      stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
-    };
     // A request with nothing to send again may be sent again: once, when the API server closed
     // a kept-alive connection just as the request went out on it (as Go's transport retries).
+    const streamsBody = !buffered && requestHasBody(stream.open);
     const onResend =
-      !buffered && !requestHasBody(stream.open) && SAFE_METHODS.has(method)
+      !buffered && !streamsBody && SAFE_METHODS.has(method)
         ? (err: Error) =>
             log.debug(
               { err: err.message },
@@ -366,12 +362,14 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
           stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
           return;
         }
-        failed(err);
+        span?.setAttribute(Attr.errorType, (err as NodeJS.ErrnoException).code ?? err.name);
+        log.warn({ err: err.message }, 'cluster API request failed');
+        stream.reset(TunnelErrorCode.INTERNAL, `cluster API request failed: ${err.message}`);
       },
     };
     // A streamed body goes through its own pipe: the call destroys what it read, and the
     // logical stream's response side is still in use.
-    const body = buffered ?? (requestHasBody(stream.open) ? stream.pipe(new PassThrough()) : undefined);
+    const body = buffered ?? (streamsBody ? stream.pipe(new PassThrough()) : undefined);
     // A bodiless request's side still has to be read to its end, or the stream never closes
     // (and its span never ends).
     if (body === undefined) stream.resume();

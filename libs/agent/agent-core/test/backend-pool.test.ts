@@ -22,6 +22,12 @@ beforeAll(async () => {
   backend = http.createServer((req, res) => {
     const id = sockets.get(req.socket)!;
     const answer = () => res.end(String(id));
+    if (req.url === '/echo') {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => res.end(`expect=${req.headers.expect ?? 'none'} body=${body}`));
+      return;
+    }
     if (req.url === '/hold') {
       held.push(answer);
       waiting?.();
@@ -146,6 +152,32 @@ describe('extension backend pool', () => {
     expect(await busy.done).toBe(busyId);
     await until(() => closed.includes(busyId));
     expect(p.sizes).toEqual({ busy: 0, idle: 0 });
+  });
+
+  it('sends a body whose request asked for 100-continue without the Expect header (undici refuses one)', async () => {
+    const p = pool();
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      dispatchCall(
+        p,
+        {
+          path: '/echo',
+          method: 'POST',
+          headers: { expect: '100-continue', 'content-length': '5' },
+          body: Buffer.from('hello'),
+        },
+        {
+          onResponse: () => undefined,
+          onData: (c) => {
+            text += c.toString();
+            return true;
+          },
+          onEnd: () => resolve(text),
+          onError: reject,
+        },
+      );
+    });
+    expect(answer).toBe('expect=none body=hello');
   });
 
   it('an aborted call frees its connection for the next request without leaking it as busy', async () => {
