@@ -5,11 +5,10 @@ import {
   parseCallerAuthMethod,
   TokenAuthority,
 } from '@pullplane/auth';
-import { onConfigReload } from '@pullplane/bus';
-import { followCallerRevocations } from '@pullplane/http-front';
+import { followCallerRevocations, serveFront } from '@pullplane/http-front';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import type { Service } from '@pullplane/service';
-import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
+import { tlsProtocolSettings } from '@pullplane/tls-material';
 import { createExtensionProxy, type ExtensionProxy } from './extension-proxy.js';
 import { openProxyMaterial } from './proxy-material.js';
 import type { ExtensionProxyServiceConfig } from './service-options.js';
@@ -64,51 +63,46 @@ export function createExtensionProxyService(
         logger.warn(
           `no CA for client certificates (--client-ca-path, Secret ${c.clientCaSecretName}) and no --token-key-path: every caller is refused until a CA appears`,
         );
-      const listener = {
-        pair: material.serverTls,
-        clientCa: material.clientCa,
-        reload: () => material.reload(),
-      };
-      const listenerTls = currentListenerTls(listener);
-      const proxy = createExtensionProxy({
-        router,
-        logger,
-        registry,
-        host: c.listenHost,
-        port: c.listenPort,
-        ...(listenerTls ? { tls: { ...listenerTls, ...(protocol ? { protocol } : {}) } } : {}),
-        auth: {
-          allowed: c.allowedCallers,
-          ...(method.kind === 'header' ? { meshIdentity: method as HeaderAuthMethod } : {}),
-          ...(tokens ? { tokens } : {}),
+      const served = serveFront(
+        (tls) =>
+          createExtensionProxy({
+            router,
+            logger,
+            registry,
+            host: c.listenHost,
+            port: c.listenPort,
+            ...(tls ? { tls } : {}),
+            auth: {
+              allowed: c.allowedCallers,
+              ...(method.kind === 'header' ? { meshIdentity: method as HeaderAuthMethod } : {}),
+              ...(tokens ? { tokens } : {}),
+            },
+            clusterUrlBases: c.resourceProxyUrl,
+            requestTimeoutMs: c.requestTimeout,
+            maxRequestBodyBytes: c.maxRequestBody,
+            isRevoked: revocations.isRevoked,
+            isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+            openExchanges: revocations.openExchanges,
+            tracer: deps.tracer,
+          }),
+        {
+          service: 'extension-proxy',
+          bus,
+          logger,
+          listener: {
+            pair: material.serverTls,
+            clientCa: material.clientCa,
+            reload: () => material.reload(),
+          },
+          protocol,
+          stop: () => {
+            revocations.stop();
+            material.stop();
+          },
         },
-        clusterUrlBases: c.resourceProxyUrl,
-        requestTimeoutMs: c.requestTimeout,
-        maxRequestBodyBytes: c.maxRequestBody,
-        isRevoked: revocations.isRevoked,
-        isKnownAgent: (agent) => router.lookup(agent) !== undefined,
-        openExchanges: revocations.openExchanges,
-        tracer: deps.tracer,
-      });
-      const followed = followListenerMaterial(listener, {
-        logger,
-        reloadOn: (request) => onConfigReload(bus, 'extension-proxy', request),
-        apply: (tls) => proxy.reloadTls(tls),
-      });
-      reload = followed.reload;
-      return {
-        get port() {
-          return proxy.port;
-        },
-        listen: () => proxy.listen(),
-        reloadTls: proxy.reloadTls,
-        async close(graceMs?: number) {
-          revocations.stop();
-          followed.stop();
-          material.stop();
-          await proxy.close(graceMs);
-        },
-      };
+      );
+      reload = served.reload;
+      return served.front;
     },
     () => ({ auth: c.auth, resourceProxyUrls: c.resourceProxyUrl }),
   );

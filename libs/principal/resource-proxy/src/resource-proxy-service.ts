@@ -1,9 +1,8 @@
 import { type HeaderAuthMethod, parseCallerAuthMethod } from '@pullplane/auth';
-import { onConfigReload } from '@pullplane/bus';
-import { followCallerRevocations } from '@pullplane/http-front';
+import { followCallerRevocations, serveFront } from '@pullplane/http-front';
 import { createProxyReplica, type ProxyReplica, type ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import type { Service } from '@pullplane/service';
-import { currentListenerTls, followListenerMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
+import { tlsProtocolSettings } from '@pullplane/tls-material';
 import { openProxyMaterial, type ProxyMaterial } from './proxy-material.js';
 import type { CallerAuthOptions } from './request-target.js';
 import { createResourceProxy, type ResourceProxy } from './resource-proxy.js';
@@ -58,8 +57,6 @@ export function createResourceProxyService(
           `callers have no way in: neither a caller CA (--resource-proxy-ca-path, Secret ${c.resourceProxyCaSecretName}) nor a token key (--token-key-path, Secret ${c.jwtSecretName}) is available`,
         );
       }
-      const listener = { pair: opened.serverTls, clientCa: opened.clientCa, reload: () => opened.reload() };
-      const listenerTls = currentListenerTls(listener);
       const auth: CallerAuthOptions = {
         ...(opened.cachedTokens ? { tokens: opened.cachedTokens } : {}),
         ...(method.kind === 'header'
@@ -67,40 +64,37 @@ export function createResourceProxyService(
           : {}),
         isRevoked: revocations.isRevoked,
       };
-      const proxy = createResourceProxy({
-        router,
-        isKnownAgent: (agent) => router.lookup(agent) !== undefined,
-        logger,
-        registry,
-        host: c.listenHost,
-        port: c.listenPort,
-        ...(listenerTls ? { tls: { ...listenerTls, ...(protocol ? { protocol } : {}) } } : {}),
-        auth,
-        requestTimeoutMs: c.requestTimeout,
-        maxRequestBodyBytes: c.maxRequestBody,
-        impersonators: c.impersonationAllowedCallers,
-        openExchanges: revocations.openExchanges,
-        tracer: deps.tracer,
-      });
-      const followed = followListenerMaterial(listener, {
-        logger,
-        reloadOn: (request) => onConfigReload(bus, 'resource-proxy', request),
-        apply: (tls) => proxy.reloadTls(tls),
-      });
-      reload = followed.reload;
-      return {
-        get port() {
-          return proxy.port;
+      const served = serveFront(
+        (tls) =>
+          createResourceProxy({
+            router,
+            isKnownAgent: (agent) => router.lookup(agent) !== undefined,
+            logger,
+            registry,
+            host: c.listenHost,
+            port: c.listenPort,
+            ...(tls ? { tls } : {}),
+            auth,
+            requestTimeoutMs: c.requestTimeout,
+            maxRequestBodyBytes: c.maxRequestBody,
+            impersonators: c.impersonationAllowedCallers,
+            openExchanges: revocations.openExchanges,
+            tracer: deps.tracer,
+          }),
+        {
+          service: 'resource-proxy',
+          bus,
+          logger,
+          listener: { pair: opened.serverTls, clientCa: opened.clientCa, reload: () => opened.reload() },
+          protocol,
+          stop: () => {
+            revocations.stop();
+            opened.stop();
+          },
         },
-        listen: () => proxy.listen(),
-        reloadTls: (m: Parameters<ResourceProxy['reloadTls']>[0]) => proxy.reloadTls(m),
-        async close(graceMs?: number) {
-          revocations.stop();
-          followed.stop();
-          opened.stop();
-          await proxy.close(graceMs);
-        },
-      };
+      );
+      reload = served.reload;
+      return served.front;
     },
     () => ({ auth: c.auth, adoptArgocdAgentClusters: c.adoptArgocdAgentClusters }),
   );
