@@ -41,6 +41,9 @@ export function spawnReady(command, args, readyText, opts = {}) {
 const PROF = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
   : [];
+// BENCH_APP_NODE_OPTIONS="--a --b": Node.js options for our apps only, after their start
+// command's (to weigh a runtime option against the calibrations, which do not get it).
+const APP_OPTIONS = process.env.BENCH_APP_NODE_OPTIONS?.split(/\s+/).filter(Boolean) ?? [];
 
 /**
  * Stops processes with SIGTERM and waits for each to exit: a clean exit is what writes their CPU
@@ -63,6 +66,7 @@ export const spawnApp = (app, args, readyText) =>
     [
       ...PROF,
       ...(startScriptOf(app)?.nodeOptions ?? []),
+      ...APP_OPTIONS,
       path.join(root, 'apps', app, 'dist', 'main.js'),
       ...args,
     ],

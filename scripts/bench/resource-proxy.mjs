@@ -20,6 +20,7 @@ import { startHaproxyHops, startNodeForwarders } from './calibrations.mjs';
 import { benchPki, children, cpuTicks, family, root, spawnApp, spawnReady, stopAll } from './processes.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
+const WARM_CONCURRENCY = 16;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 
@@ -284,7 +285,10 @@ function wrk(url, token, connections, seconds) {
 async function cell(target, request, c) {
   const t = TARGETS[target];
   const url = `${t.base}${request.path}`;
-  await wrk(url, t.token, c, request.durationFactor ? 3 : 1); // warm-up: connections, JIT, caches
+  // Warm-up: the JIT first (at low concurrency a second serves too few requests for the
+  // optimizing compiler, and c=1 measured compilation), then this cell's connections.
+  if (c < WARM_CONCURRENCY) await wrk(url, t.token, WARM_CONCURRENCY, 2);
+  await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
   const pids = t.pids();
   const before = new Map(pids.map((p) => [p, cpuSeconds(p)]));
   const r = await wrk(url, t.token, c, DURATION_S * (request.durationFactor ?? 1));
