@@ -186,11 +186,13 @@ if (process.env.BENCH_HOLD) {
 const ours = { proxy: proxy.pid, gateway: gateway.pid, agent: agent.pid };
 const byName = (names, pids) => Object.fromEntries(names.map((n, i) => [n, pids[i]]));
 async function row(name, url, headers, pids) {
-  // Warm-up, as bench:resource-proxy does per cell: JIT, connections, caches.
+  // Warm-up, as bench:resource-proxy does per cell: JIT, connections, caches. One second was
+  // too few requests for the optimizing compiler on a slow machine: the first row of ours ran
+  // at half the rate it reaches warm.
   await run(wrk, [
     `-t${Math.min(2, CONNECTIONS)}`,
     `-c${CONNECTIONS}`,
-    '-d1s',
+    '-d5s',
     ...headers.flatMap((h) => ['-H', h]),
     url,
   ]);

@@ -21,6 +21,8 @@ import { benchPki, children, cpuTicks, family, root, spawnApp, spawnReady, stopA
 
 const quick = process.env.BENCH_QUICK === '1';
 const WARM_CONCURRENCY = 16;
+/** Paths (target and request) warmed up already. */
+const warmed = new Set();
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 
@@ -285,9 +287,12 @@ function wrk(url, token, connections, seconds) {
 async function cell(target, request, c) {
   const t = TARGETS[target];
   const url = `${t.base}${request.path}`;
-  // Warm-up: the JIT first (at low concurrency a second serves too few requests for the
-  // optimizing compiler, and c=1 measured compilation), then this cell's connections.
-  if (c < WARM_CONCURRENCY) await wrk(url, t.token, WARM_CONCURRENCY, 2);
+  // Warm-up: the JIT first, longest before a path's first cell (a second served too few
+  // requests for the optimizing compiler on a slow machine, at c=1 by far: its cells measured
+  // compilation), then this cell's connections.
+  const first = !warmed.has(`${target} ${request.name}`);
+  warmed.add(`${target} ${request.name}`);
+  await wrk(url, t.token, Math.max(c, WARM_CONCURRENCY), first ? 6 : 2);
   await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
   const pids = t.pids();
   const before = new Map(pids.map((p) => [p, cpuSeconds(p)]));
