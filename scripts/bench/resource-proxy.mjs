@@ -289,11 +289,11 @@ async function cell(target, request, c) {
   const url = `${t.base}${request.path}`;
   // Warm-up: the JIT first, longest before a path's first cell (a second served too few
   // requests for the optimizing compiler on a slow machine, at c=1 by far: its cells measured
-  // compilation), then this cell's connections.
+  // compilation), at this cell's concurrency or more; below 16, a second at its own after.
   const first = !warmed.has(`${target} ${request.name}`);
   warmed.add(`${target} ${request.name}`);
   await wrk(url, t.token, Math.max(c, WARM_CONCURRENCY), first ? 6 : 2);
-  await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
+  if (c < WARM_CONCURRENCY) await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
   const pids = t.pids();
   const before = new Map(pids.map((p) => [p, cpuSeconds(p)]));
   const r = await wrk(url, t.token, c, DURATION_S * (request.durationFactor ?? 1));

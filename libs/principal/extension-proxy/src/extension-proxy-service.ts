@@ -89,16 +89,9 @@ export function createExtensionProxyService(
           service: 'extension-proxy',
           bus,
           logger,
-          listener: {
-            pair: material.serverTls,
-            clientCa: material.clientCa,
-            reload: () => material.reload(),
-          },
+          material,
+          revocations,
           protocol,
-          stop: () => {
-            revocations.stop();
-            material.stop();
-          },
         },
       );
       reload = served.reload;

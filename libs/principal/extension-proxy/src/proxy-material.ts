@@ -1,11 +1,9 @@
+import type { FrontMaterial } from '@pullplane/http-front';
 import {
   caBundleSpec,
-  type KeyPair,
   keyPairSpec,
   kubeApiConfigured,
   loadKubeAccess,
-  type Material,
-  type OpenedMaterials,
   openMaterials,
 } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
@@ -22,10 +20,8 @@ export function proxyMaterialProblems(
   ];
 }
 
-export interface ProxyMaterial extends OpenedMaterials {
-  readonly serverTls: Material<KeyPair> | undefined;
-  readonly clientCa: Material<Buffer> | undefined;
-}
+/** The listener's pair and the CA of the Argo CD server's client certificate. */
+export type ProxyMaterial = FrontMaterial;
 
 /**
  * The server certificate and the CA of the Argo CD server's client certificate: files win,

@@ -21,7 +21,7 @@ export {
 } from './http-response.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './http-server.js';
 export type { Acceptance, ExchangeReport, FrontTarget, ProxyRoute } from './proxy-route.js';
-export { type ServedFront, type ServeFrontOptions, serveFront } from './served-front.js';
+export { type FrontMaterial, type ServedFront, type ServeFrontOptions, serveFront } from './served-front.js';
 export {
   type Answer,
   answerText,

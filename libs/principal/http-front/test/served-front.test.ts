@@ -23,7 +23,7 @@ function presented(port: number): Promise<{ fingerprint: string; version: string
   });
 }
 
-it("starts with the listener's certificate and protocol, takes a rotated one when the bus asks its service to reload, and stops following, and what the service opened, when it closes", async () => {
+it("starts with the listener's certificate and protocol, takes a rotated one when the bus asks its service to reload, and stops following, its material and its revocations when it closes", async () => {
   const pki = await createTestPki();
   const dir = mkdtempSync(join(tmpdir(), 'served-front-'));
   const files = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') };
@@ -44,7 +44,8 @@ it("starts with the listener's certificate and protocol, takes a rotated one whe
     logger,
   );
   let reloads = 0;
-  let stops = 0;
+  let materialStops = 0;
+  let revocationStops = 0;
   const bus = createMemoryBus();
   const protocol = tlsProtocolSettings({
     tlsMinVersion: 'tls1.2',
@@ -66,19 +67,21 @@ it("starts with the listener's certificate and protocol, takes a rotated one whe
       service: 'resource-proxy',
       bus,
       logger,
-      listener: {
-        pair,
+      material: {
+        serverTls: pair,
         clientCa: undefined,
         async reload() {
           reloads++;
           await pair.reload();
         },
+        observe: () => undefined,
+        stop: () => {
+          materialStops++;
+          pair.stop();
+        },
       },
+      revocations: { stop: () => void revocationStops++ },
       protocol,
-      stop: () => {
-        stops++;
-        pair.stop();
-      },
     },
   );
   await served.front.listen();
@@ -93,7 +96,7 @@ it("starts with the listener's certificate and protocol, takes a rotated one whe
   expect(reloads).toBe(1);
 
   await served.front.close(0);
-  expect(stops).toBe(1);
+  expect([materialStops, revocationStops]).toEqual([1, 1]);
   // A reload for every service reaches another follower, not the closed front.
   const other = new Promise<void>((r) => bus.control.subscribe(() => r()));
   await bus.control.publish({ type: 'config-reload' });

@@ -8,14 +8,12 @@ import {
   type TokenVerifier,
   verifierByIssuer,
 } from '@pullplane/auth';
+import type { FrontMaterial } from '@pullplane/http-front';
 import {
   caBundleSpec,
-  type KeyPair,
   keyPairSpec,
   kubeApiConfigured,
   loadKubeAccess,
-  type Material,
-  type OpenedMaterials,
   openMaterials,
   signingKeySpec,
 } from '@pullplane/tls-material';
@@ -47,9 +45,7 @@ export function proxyMaterialProblems(
   return problems;
 }
 
-export interface ProxyMaterial extends OpenedMaterials {
-  readonly serverTls: Material<KeyPair> | undefined;
-  readonly clientCa: Material<Buffer> | undefined;
+export interface ProxyMaterial extends FrontMaterial {
   /** Verifies caller tokens (ours, and argocd-agent's with --adopt-argocd-agent-clusters); follows key rotations. */
   readonly tokens: ReloadableTokenVerifier | undefined;
   /**

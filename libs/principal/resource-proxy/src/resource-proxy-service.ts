@@ -85,12 +85,9 @@ export function createResourceProxyService(
           service: 'resource-proxy',
           bus,
           logger,
-          listener: { pair: opened.serverTls, clientCa: opened.clientCa, reload: () => opened.reload() },
+          material: opened,
+          revocations,
           protocol,
-          stop: () => {
-            revocations.stop();
-            opened.stop();
-          },
         },
       );
       reload = served.reload;
