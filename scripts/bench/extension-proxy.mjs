@@ -19,6 +19,13 @@ const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
 const DURATION = process.env.BENCH_DURATION ?? (quick ? '3s' : '10s');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+// BENCH_ORDER=ours,direct,peer,haproxy,node: the order the rows of a size run in (default: ours
+// last). Ours measured up to twice as fast run first as run last in one run (1 MiB): the last
+// rows of a size run slower, whichever path they are. Compare orders before reading a ratio.
+const PATHS = ['direct', 'peer', 'haproxy', 'node', 'ours'];
+const ORDER = process.env.BENCH_ORDER?.split(',') ?? PATHS;
+if (ORDER.length !== PATHS.length || !PATHS.every((k) => ORDER.includes(k)))
+  throw new Error(`BENCH_ORDER must name each of ${PATHS.join(', ')} once`);
 
 const rss = (pid) => statusKb(pid) * 1024;
 const cpuSeconds = (pid) => cpuTicks(pid) / 100; // USER_HZ on Linux
@@ -242,37 +249,33 @@ for (const [size, file] of sizes) {
     Object.fromEntries(
       family(nginxProcess.pid).map((pid, i) => [i === 0 ? 'nginx' : `nginx worker ${i}`, pid]),
     );
-  const direct = await row(
-    `${size} backend direct`,
-    `http://127.0.0.1:${backendPort}/${file}`,
-    [],
-    nginxWorkers(),
-  );
-  const peer = await row(
-    `${size} nginx reverse proxy (CPU: proxy and backend)`,
-    `http://127.0.0.1:${peerPort}/metrics/${file}`,
-    argocd,
-    nginxWorkers(),
-  );
-  const c = await row(
-    `${size} haproxy ×3, TLS each leg`,
-    `https://127.0.0.1:${haproxy.port}/${file}`,
-    [],
-    byName(haproxy.names, haproxy.pids),
-  );
-  const n = await row(
-    `${size} node:https ×3`,
-    `https://127.0.0.1:${forwarders.port}/${file}`,
-    [],
-    byName(forwarders.names, forwarders.pids),
-  );
-  const ext = await row(
-    `${size} extension proxy → tunnel`,
-    `https://127.0.0.1:${extPort}/metrics/${file}`,
-    argocd,
-    ours,
-  );
-  results.push({ size, direct, rows: [direct, peer, c, n, ext], ext });
+  // Each path as [row name, url, headers, pids], run in ORDER.
+  const paths = {
+    direct: [`${size} backend direct`, `http://127.0.0.1:${backendPort}/${file}`, [], nginxWorkers()],
+    peer: [
+      `${size} nginx reverse proxy (CPU: proxy and backend)`,
+      `http://127.0.0.1:${peerPort}/metrics/${file}`,
+      argocd,
+      nginxWorkers(),
+    ],
+    haproxy: [
+      `${size} haproxy ×3, TLS each leg`,
+      `https://127.0.0.1:${haproxy.port}/${file}`,
+      [],
+      byName(haproxy.names, haproxy.pids),
+    ],
+    node: [
+      `${size} node:https ×3`,
+      `https://127.0.0.1:${forwarders.port}/${file}`,
+      [],
+      byName(forwarders.names, forwarders.pids),
+    ],
+    ours: [`${size} extension proxy → tunnel`, `https://127.0.0.1:${extPort}/metrics/${file}`, argocd, ours],
+  };
+  const measured = {};
+  for (const key of ORDER) measured[key] = await row(...paths[key]);
+  const { direct, ours: ext } = measured;
+  results.push({ size, direct, rows: ORDER.map((k) => measured[k]), ext });
 }
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');

@@ -10,6 +10,8 @@
 // Needs on the PATH: wrk, nginx, haproxy (Debian: `apt-get install wrk nginx-light haproxy`),
 // nats-server.
 // BENCH_QUICK=1 shortens each cell; BENCH_DURATION_S sets it (default 5 s).
+// BENCH_ORDER=ours,direct,nginx,haproxy,node: the order the paths run in within a cell (default:
+// ours last). The position moves ours by up to a fifth between runs: compare orders in one run.
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -25,6 +27,10 @@ const WARM_CONCURRENCY = 16;
 const warmed = new Set();
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? (quick ? 2 : 5));
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
+const PATHS = ['direct', 'nginx', 'haproxy', 'node', 'ours'];
+const ORDER = process.env.BENCH_ORDER?.split(',') ?? PATHS;
+if (ORDER.length !== PATHS.length || !PATHS.every((t) => ORDER.includes(t)))
+  throw new Error(`BENCH_ORDER must name each of ${PATHS.join(', ')} once`);
 
 const missing = ['wrk', 'nginx', 'haproxy', 'nats-server'].filter((tool) => {
   try {
@@ -339,7 +345,7 @@ for (const [index, request] of REQUESTS.entries()) {
   console.log('| --- | --- | ---: | ---: | ---: | ---: | --- |');
   for (const c of CONCURRENCY) {
     const cells = {};
-    for (const target of Object.keys(TARGETS)) cells[target] = await cell(target, request, c);
+    for (const target of ORDER) cells[target] = await cell(target, request, c);
     for (const [target, r] of Object.entries(cells)) {
       const perRequest = cpuPerRequest(r);
       console.log(
