@@ -9,6 +9,7 @@ import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { issueCertificate } from '@pullplane/pki';
 import { freePort, spawnAppProcess, startNatsCluster, startRedisServer } from '@pullplane/testing';
 import { benchPki, root } from '../bench/processes.mjs';
+import { startScriptOf } from '../start-command.mjs';
 
 const apps = new Set();
 process.on('exit', () => {
@@ -31,7 +32,8 @@ function managedApp(name, app, args, readyMsg) {
       return self.current?.child.pid;
     },
     async start() {
-      const p = spawnAppProcess(app, args);
+      // With the Node.js options of the app's start command, as its image runs it.
+      const p = spawnAppProcess(app, args, {}, startScriptOf(app)?.nodeOptions ?? []);
       apps.add(p);
       void p.exited.then(() => apps.delete(p));
       generations.push(p);

@@ -20,15 +20,17 @@ export interface AppProcess {
 
 /**
  * Starts a built app with exactly the given env (plus PATH and HOME), so the tests decide what
- * the app sees, as a Deployment's env would.
+ * the app sees, as a Deployment's env would. `nodeOptions` go before the app's main, as its
+ * start command gives them (the soak runs the apps as their images do).
  */
 export function spawnAppProcess(
   app: string,
   args: readonly string[],
   env: Record<string, string> = {},
+  nodeOptions: readonly string[] = [],
 ): AppProcess {
   const main = builtAppMain(app);
-  const child = spawn(process.execPath, [main, ...args], {
+  const child = spawn(process.execPath, [...nodeOptions, main, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
   });
