@@ -20,8 +20,8 @@ const quick = process.env.BENCH_QUICK === '1';
 const DURATION = process.env.BENCH_DURATION ?? (quick ? '3s' : '10s');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 // BENCH_ORDER=ours,direct,peer,haproxy,node: the order the rows of a size run in (default: ours
-// last). Ours measured up to twice as fast run first as run last in one run (1 MiB): the last
-// rows of a size run slower, whichever path they are. Compare orders before reading a ratio.
+// last). A Node process idle while other rows run can come back slower: V8's memory reducer (our
+// apps start without it; the naive forwarders keep Node's defaults). Compare orders to see it.
 const PATHS = ['direct', 'peer', 'haproxy', 'node', 'ours'];
 const ORDER = process.env.BENCH_ORDER?.split(',') ?? PATHS;
 if (ORDER.length !== PATHS.length || !PATHS.every((k) => ORDER.includes(k)))

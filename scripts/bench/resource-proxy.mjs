@@ -11,7 +11,8 @@
 // nats-server.
 // BENCH_QUICK=1 shortens each cell; BENCH_DURATION_S sets it (default 5 s).
 // BENCH_ORDER=ours,direct,nginx,haproxy,node: the order the paths run in within a cell (default:
-// ours last). The position moves ours by up to a fifth between runs: compare orders in one run.
+// ours last). A Node process idle while other paths run can come back slower: V8's memory reducer
+// (our apps start without it; the naive forwarders keep Node's defaults).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
