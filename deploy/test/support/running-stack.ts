@@ -143,6 +143,9 @@ export async function startStack(): Promise<RunningStack> {
     ]);
     await resourceProxy.waitForLine((l) => l.msg === 'resource-proxy started');
     await redisProxy.waitForLine((l) => l.msg === 'redis-proxy started');
+    // The agent's own line first: when it does not connect, its log is what says why. A loaded
+    // machine (the whole suite in parallel) can take tens of seconds to load a process's modules.
+    await agent.waitForLine((l) => l.msg === 'tunnel established', 60_000);
     await gateway.waitForLine((l) => l.msg === 'agent connected' && l.agent === 'agent-a');
     // The proxies learn presence from NATS after the gateway has logged the connection.
     for (const [proxy, port] of [
