@@ -119,8 +119,14 @@ export const statusKb = (pid, field = 'VmRSS') =>
 
 /** User + system clock ticks (USER_HZ, 100 on Linux) a process has used. */
 export const cpuTicks = (pid) => {
+  const { user, system } = cpuSplitTicks(pid);
+  return user + system;
+};
+
+/** A process's CPU so far in clock ticks, in user space (JavaScript, Node's runtime) and in the kernel. */
+export const cpuSplitTicks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
+  return { user: Number(f[11]), system: Number(f[12]) };
 };
 
 /** The pid and its children (nginx's workers). */

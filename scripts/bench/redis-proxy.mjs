@@ -1,11 +1,12 @@
 // npm run bench:redis-proxy — redis-benchmark GET/SET throughput directly against redis-server,
-// through the redis proxy (principal keys) and through twemproxy (nutcracker) as a peer proxy;
+// through the redis proxy (principal keys), through twemproxy (nutcracker) as a peer proxy and
+// through a naive Node forwarder (node:net, one upstream connection per client, bytes piped);
 // then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
 // + agent versus the agent's Redis directly.
 // Not a test: it prints figures.
 //
 // Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
-// redis-proxy apps (spawned from dist/), nutcracker, redis-benchmark.
+// redis-proxy apps (spawned from dist/), nutcracker, the naive forwarder, redis-benchmark.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { findBinary, freePort, startNatsServer, startRedisServer } from '@pullplane/testing';
 import Redis from 'ioredis';
-import { benchPki, children, cpuTicks, spawnApp, spawnReady, stopAll } from './processes.mjs';
+import { benchPki, children, cpuTicks, root, spawnApp, spawnReady, stopAll } from './processes.mjs';
 
 const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
@@ -123,6 +124,14 @@ try {
   twemPort = undefined;
 }
 
+// What Node's sockets cost per read and write, with nothing of a proxy's work on top.
+const naivePort = await freePort();
+const naive = await spawnReady(
+  process.execPath,
+  [path.join(root, 'scripts', 'bench', 'naive-tcp-forwarder.mjs'), String(naivePort), String(principal.port)],
+  'forwarding',
+);
+
 // ---- redis-benchmark ---------------------------------------------------------------------
 async function benchmark(port, extra) {
   const { stdout } = await run(
@@ -192,6 +201,7 @@ const results =
         ...(twemPort
           ? [['twemproxy (nutcracker)', await throughput(twemPort, { twemproxy: twemproxy.pid })]]
           : []),
+        ['naive Node forwarder (node:net, 1:1)', await throughput(naivePort, { node: naive.pid })],
       ];
 
 // Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
@@ -258,13 +268,17 @@ for (const [name, r] of results)
     `| ${name} | ${k(r.get)} | ${k(r.set)} | ${k(r.getP)} | ${k(r.setP)} | ${us(r.cpu)} / ${us(r.cpuP)} |`,
   );
 const twem = results.find(([n]) => n.startsWith('twemproxy'))?.[1];
-if (twem) {
+const naiveRow = results.find(([n]) => n.startsWith('naive'))?.[1];
+const ratioOf = (name, base) => {
   const p = results[1][1];
   const pct = (a, b) => `${Math.round((a / b) * 100)}%`;
+  const cpu = (r) => Object.values(r.cpu)[0];
   lines.push(
-    `| proxy / twemproxy | ${pct(p.get, twem.get)} | ${pct(p.set, twem.set)} | ${pct(p.getP, twem.getP)} | ${pct(p.setP, twem.setP)} | |`,
+    `| proxy / ${name} | ${pct(p.get, base.get)} | ${pct(p.set, base.set)} | ${pct(p.getP, base.getP)} | ${pct(p.setP, base.setP)} | CPU ${(cpu(p) / cpu(base)).toFixed(2)}× |`,
   );
-}
+};
+if (twem) ratioOf('twemproxy', twem);
+if (naiveRow) ratioOf('naive Node forwarder', naiveRow);
 lines.push('');
 lines.push(`Agent-key GET (${N_LATENCY} requests for 4 KiB, fewer for 1 MiB); latency in ms`);
 lines.push('');

@@ -20,7 +20,17 @@ import path from 'node:path';
 import { TokenAuthority } from '@pullplane/auth';
 import { freePort, startNatsServer } from '@pullplane/testing';
 import { startHaproxyHops, startNodeForwarders } from './calibrations.mjs';
-import { benchPki, children, cpuTicks, family, root, spawnApp, spawnReady, stopAll } from './processes.mjs';
+import {
+  benchPki,
+  children,
+  cpuSplitTicks,
+  cpuTicks,
+  family,
+  root,
+  spawnApp,
+  spawnReady,
+  stopAll,
+} from './processes.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
 const WARM_CONCURRENCY = 16;
@@ -52,6 +62,13 @@ const TICK = 100; // USER_HZ on Linux
 const cpuSeconds = (pid) => {
   try {
     return cpuTicks(pid) / TICK;
+  } catch {
+    return 0;
+  }
+};
+const userSeconds = (pid) => {
+  try {
+    return cpuSplitTicks(pid).user / TICK;
   } catch {
     return 0;
   }
@@ -234,10 +251,13 @@ const PROCESS_NAMES = new Map([
   ...haproxy.pids.map((p, i) => [p, haproxy.names[i]]),
   ...forwarders.pids.map((p, i) => [p, forwarders.names[i]]),
 ]);
-/** CPU µs per request of each process of a cell, by name (nginx's master and workers as one). */
-function cpuPerRequest(cellResult) {
+/**
+ * CPU µs per request of each process of a cell, by name (nginx's master and workers as one);
+ * `part: 'user'` counts user space only (the rest is the kernel's).
+ */
+function cpuPerRequest(cellResult, part = 'all') {
   const out = new Map();
-  for (const [pid, seconds] of cellResult.cpu) {
+  for (const [pid, seconds] of part === 'user' ? cellResult.user : cellResult.cpu) {
     const name = PROCESS_NAMES.get(pid) ?? 'nginx';
     out.set(name, (out.get(name) ?? 0) + seconds);
   }
@@ -303,14 +323,16 @@ async function cell(target, request, c) {
   if (c < WARM_CONCURRENCY) await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
   const pids = t.pids();
   const before = new Map(pids.map((p) => [p, cpuSeconds(p)]));
+  const userBefore = new Map(pids.map((p) => [p, userSeconds(p)]));
   const r = await wrk(url, t.token, c, DURATION_S * (request.durationFactor ?? 1));
   const cpu = new Map(pids.map((p) => [p, cpuSeconds(p) - (before.get(p) ?? 0)]));
+  const user = new Map(pids.map((p) => [p, userSeconds(p) - (userBefore.get(p) ?? 0)]));
   if (r.non2xx > 0 || r.errors) {
     console.error(
       `  ${target} ${request.name} c=${c}: ${r.non2xx} non-2xx, socket errors: ${r.errors ?? 'none'}`,
     );
   }
-  return { ...r, cpu };
+  return { ...r, cpu, user };
 }
 
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '—');
@@ -378,6 +400,21 @@ if (namedGet.size > 0) {
         `| c=1: ${hop} ≤ a naive forwarder hop (${fmt(naiveMax)} µs) | ${fmt(us)} µs | ${verdict(us <= naiveMax, `by ${fmt(us - naiveMax)} µs`)} |`,
       );
     }
+    // Where a hop's cost lies: the kernel's share (sockets, TLS records' system calls) or user
+    // space (JavaScript, Node's runtime, TLS crypto, garbage collection).
+    const split = (cellResult, names) => {
+      const all = cpuPerRequest(cellResult);
+      const user = cpuPerRequest(cellResult, 'user');
+      return names
+        .map(
+          (n) =>
+            `${n} ${fmt(user.get(n))} · ${fmt((all.get(n) ?? Number.NaN) - (user.get(n) ?? Number.NaN))}`,
+        )
+        .join(', ');
+    };
+    console.log(
+      `| c=1 CPU µs per request, user · system | ours: ${split(c1.ours, ['proxy', 'gateway', 'agent'])}; naive: ${split(c1.node, forwarders.names)} | |`,
+    );
   }
   const c64 = namedGet.get(64);
   if (c64) {
