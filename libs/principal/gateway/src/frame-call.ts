@@ -1,53 +1,144 @@
-import type { ServerDuplexStream, status } from '@grpc/grpc-js';
-import type { Frame } from '@pullplane/proto';
-import { duplexFrameSink, type FrameSink } from '@pullplane/tunnel';
+import { once } from 'node:events';
+import http2 from 'node:http2';
+import { type PeerCertificate, TLSSocket } from 'node:tls';
+import { Metadata, status } from '@grpc/grpc-js';
+import {
+  decodeFrame,
+  type Frame,
+  GrpcDeframer,
+  type GrpcMessageError,
+  grpcMessagePieces,
+  MAX_TUNNEL_MESSAGE_BYTES,
+} from '@pullplane/proto';
+import { FrameBatcher, type FrameSink } from '@pullplane/tunnel';
 import type { CallContext, ConnectionLookup } from './caller-auth.js';
 
-/** How a call ended, as grpc-js tells it. */
+/** How a call ended: the caller half-closed, cancelled it, it failed, or the stream closed. */
 export type CallEnd = 'ended' | 'cancelled' | 'failed' | 'closed';
 
-/** The peer certificate and connection identity are looked up only if an authenticator asks. */
-export function callContext(
-  call: ServerDuplexStream<unknown, unknown>,
-  connections?: ConnectionLookup,
-): CallContext {
-  const remote = call.getPeer();
-  return {
-    metadata: call.metadata,
-    get peerCertificate() {
-      return call.getAuthContext()?.sslPeerCertificate;
-    },
-    get connection() {
-      return connections?.(remote);
-    },
-    remote,
-  };
+/** How long a caller may keep sending after it was answered before its stream is reset. */
+const ANSWERED_GRACE_MS = 1_000;
+
+/** The peer address as the listener keys its connections: `host:port`. */
+export function remoteOf(socket: {
+  remoteAddress?: string | undefined;
+  remotePort?: number | undefined;
+}): string {
+  return `${socket.remoteAddress}:${socket.remotePort}`;
+}
+
+/** A grpc-message trailer value: UTF-8, percent-encoded outside printable ASCII and for '%', as gRPC asks. */
+export function grpcMessageValue(details: string): string {
+  let out = '';
+  for (const b of Buffer.from(details, 'utf8'))
+    out +=
+      b >= 0x20 && b <= 0x7e && b !== 0x25
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
 }
 
 /**
  * A gRPC bidi call of Frames as the gateway serves it (AgentTunnel.Connect, GatewayForward.Link,
- * and the methods a listener refuses): the one place that knows grpc-js's server call, its
- * events and how to answer with a status. The agent session, the link service and the tunnel
- * service see frames in, a sink for frames out, and one end.
+ * and the methods a listener refuses), on one HTTP/2 stream: gRPC's framing is ours, so a
+ * relayed payload goes out as the view it came in, with no copy of our own and none behind a
+ * library's prefix. The agent session, the link service and the tunnel service see frames in,
+ * a sink for frames out, and one end.
  */
 export class FrameCall {
   /** Frames out: each turn's frames leave as one gRPC message. */
   readonly sink: FrameSink;
   readonly remote: string;
+  private readonly deframer: GrpcDeframer;
+  private metadataCache: Metadata | undefined;
+  private headersSent = false;
+  /** Our side is answered (status sent or queued): nothing more is written. */
+  private answered = false;
+  private onFrame: ((f: Frame) => void) | undefined;
+  private onEnd: ((how: CallEnd, err?: Error) => void) | undefined;
+  /** Frames that arrived before `serve` (the stream is paused meanwhile). */
+  private readonly early: Frame[] = [];
+  private ends: Array<[CallEnd, Error | undefined]> = [];
+  private waiter: ((f: Frame | undefined) => void) | undefined;
 
-  constructor(private readonly call: ServerDuplexStream<Frame, Frame>) {
-    this.sink = duplexFrameSink(call);
-    this.remote = call.getPeer();
+  constructor(
+    private readonly stream: http2.ServerHttp2Stream,
+    private readonly headers: http2.IncomingHttpHeaders,
+    maxMessageBytes = MAX_TUNNEL_MESSAGE_BYTES,
+  ) {
+    const socket = stream.session?.socket;
+    this.remote = socket ? remoteOf(socket) : 'unknown';
+    this.sink = new FrameBatcher({
+      write: (message, done) => this.writeMessage(message, done),
+      get closed() {
+        return stream.destroyed || stream.writableEnded;
+      },
+      get needsDrain() {
+        return stream.writableNeedDrain;
+      },
+      onClose: (cb) => {
+        if (stream.destroyed) queueMicrotask(cb);
+        else stream.once('close', cb);
+      },
+      drained: async () => {
+        if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return;
+        // Resolve on close as well: a dead stream never drains, and writers must not hang.
+        const ac = new AbortController();
+        await Promise.race([
+          once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
+          once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
+        ]);
+        ac.abort();
+      },
+    });
+    this.deframer = new GrpcDeframer({
+      maxMessageBytes,
+      onMessage: (bytes) => this.onMessage(bytes),
+      onError: (err) => this.onFramingError(err),
+    });
+    stream.pause();
+    stream.on('data', (chunk: Buffer) => this.deframer.push(chunk));
+    stream.on('end', () => {
+      if (this.deframer.atBoundary) this.ended('ended');
+      else this.fail(status.INTERNAL, 'the call ended inside a message');
+    });
+    stream.on('error', (err: Error) => this.ended('failed', err));
+    stream.on('close', () => {
+      // A reset from the caller before it half-closed is a cancellation, as grpc-js reports it.
+      if (!stream.readableEnded && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+        this.ended('cancelled');
+      this.ended('closed');
+    });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status.OK) }));
+  }
+
+  /** The call's metadata as grpc-js would have presented it (authenticators read it). */
+  get metadata(): Metadata {
+    this.metadataCache ??= Metadata.fromHttp2Headers(this.headers);
+    return this.metadataCache;
   }
 
   /** What an authenticator may look at for this call. */
   context(connections?: ConnectionLookup): CallContext {
-    return callContext(this.call, connections);
+    const call = this;
+    const remote = this.remote;
+    return {
+      get metadata() {
+        return call.metadata;
+      },
+      get peerCertificate() {
+        return call.peerCertificate();
+      },
+      get connection() {
+        return connections?.(remote);
+      },
+      remote,
+    };
   }
 
   /** Answers the call with a gRPC status and no frame (a refusal). */
   refuse(code: status, details: string): void {
-    this.call.emit('error', { code, details, name: 'CallRefused', message: details });
+    this.answer(code, details);
   }
 
   /**
@@ -55,45 +146,131 @@ export class FrameCall {
    * ended first). Further frames wait, unread, until `serve`.
    */
   firstFrame(timeoutMs: number): Promise<Frame | undefined> {
-    const call = this.call;
+    const first = this.early.shift();
+    if (first !== undefined) return Promise.resolve(first);
+    if (this.ends.length > 0) return Promise.resolve(undefined);
     return new Promise((resolve) => {
+      const timer = setTimeout(() => done(undefined), timeoutMs);
       const done = (f: Frame | undefined) => {
         clearTimeout(timer);
-        call.off('data', onData);
-        call.off('end', onEnd);
-        call.off('error', onEnd);
+        this.waiter = undefined;
+        this.stream.pause();
         resolve(f);
       };
-      const onData = (f: Frame) => {
-        call.pause();
-        done(f);
-      };
-      const onEnd = () => done(undefined);
-      const timer = setTimeout(() => done(undefined), timeoutMs);
-      call.once('data', onData);
-      call.once('end', onEnd);
-      call.once('error', onEnd);
+      this.waiter = done;
+      this.stream.resume();
     });
   }
 
   /**
    * Hands every frame the caller sends to `onFrame`, and tells `onEnd` how the call ended (it
-   * may be told more than once, as grpc-js reports an end and then the close).
+   * may be told more than once: an end and then the close).
    */
   serve(onFrame: (f: Frame) => void, onEnd: (how: CallEnd, err?: Error) => void): void {
-    const call = this.call;
-    call.on('data', onFrame);
-    call.on('end', () => onEnd('ended'));
-    call.on('cancelled', () => onEnd('cancelled'));
-    call.on('error', (err: Error) => onEnd('failed', err));
-    call.on('close', () => onEnd('closed'));
-    call.resume();
+    this.onFrame = onFrame;
+    this.onEnd = onEnd;
+    for (const f of this.early.splice(0)) onFrame(f);
+    for (const [how, err] of this.ends) onEnd(how, err);
+    if (!this.stream.destroyed) this.stream.resume();
   }
 
   /** Ends the call from this side once what is queued is written; nothing if it ended already. */
   end(): void {
-    if (this.call.writableEnded || this.call.destroyed) return;
+    if (this.answered || this.stream.destroyed || this.stream.writableEnded) return;
     this.sink.flush();
-    this.call.end();
+    this.answered = true;
+    if (!this.headersSent) this.answer(status.OK, '');
+    else this.stream.end();
+  }
+
+  private peerCertificate(): PeerCertificate | undefined {
+    const socket = this.stream.session?.socket;
+    if (!(socket instanceof TLSSocket)) return undefined;
+    const cert = socket.getPeerCertificate();
+    return cert?.raw ? cert : undefined;
+  }
+
+  private writeMessage(message: Frame, done?: () => void): boolean {
+    const stream = this.stream;
+    if (stream.destroyed || stream.writableEnded) {
+      if (done) queueMicrotask(done);
+      return false;
+    }
+    if (!this.headersSent) {
+      this.headersSent = true;
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    }
+    const pieces = grpcMessagePieces(message);
+    const last = pieces.length - 1;
+    if (last > 0) stream.cork();
+    let ok = true;
+    for (let i = 0; i <= last; i++)
+      ok = i === last && done ? stream.write(pieces[i], () => done()) : stream.write(pieces[i]);
+    if (last > 0) stream.uncork();
+    return ok;
+  }
+
+  private onMessage(bytes: Buffer): void {
+    let f: Frame;
+    try {
+      f = decodeFrame(bytes);
+    } catch (err) {
+      this.fail(
+        status.INTERNAL,
+        `Error deserializing request: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      return;
+    }
+    if (this.waiter) this.waiter(f);
+    else if (this.onFrame) this.onFrame(f);
+    else {
+      this.early.push(f);
+      this.stream.pause();
+    }
+  }
+
+  private onFramingError(err: GrpcMessageError): void {
+    this.fail(err.reason === 'too_large' ? status.RESOURCE_EXHAUSTED : status.INTERNAL, err.message);
+  }
+
+  /** The caller broke the protocol: it is answered with `code` and its end reported as a failure. */
+  private fail(code: status, details: string): void {
+    this.answer(code, details);
+    this.ended('failed', Object.assign(new Error(details), { code, details }));
+  }
+
+  private ended(how: CallEnd, err?: Error): void {
+    this.waiter?.(undefined);
+    if (this.onEnd) this.onEnd(how, err);
+    else this.ends.push([how, err]);
+  }
+
+  /** Sends the status (trailers-only when nothing was sent yet); the caller's stream is reset soon after. */
+  private answer(code: status, details: string): void {
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return;
+    this.answered = true;
+    const trailers: http2.OutgoingHttpHeaders = { 'grpc-status': String(code) };
+    if (details) trailers['grpc-message'] = grpcMessageValue(details);
+    if (!this.headersSent) {
+      this.headersSent = true;
+      if (!stream.headersSent)
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', ...trailers },
+          { endStream: true },
+        );
+    } else if (!stream.writableEnded) {
+      stream.removeAllListeners('wantTrailers');
+      stream.once('wantTrailers', () => stream.sendTrailers(trailers));
+      stream.end();
+    }
+    if (code === status.OK) return;
+    // Whatever the caller still sends is not read: stop it rather than hold the stream open.
+    stream.resume();
+    const timer = setTimeout(() => {
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    }, ANSWERED_GRACE_MS);
+    timer.unref();
+    stream.once('close', () => clearTimeout(timer));
   }
 }

@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Server } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import type { Bus } from '@pullplane/bus';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
-  agentTunnelService,
   GATEWAY_FORWARD_PATH,
   GATEWAY_LINK_PATH,
-  gatewayForwardService,
-  MAX_TUNNEL_MESSAGE_BYTES,
   type Open,
 } from '@pullplane/proto';
 import {
@@ -24,6 +20,7 @@ import type { Registry } from 'prom-client';
 import { type AgentLimits, DEFAULT_AGENT_LIMITS } from './agent-limits.js';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator } from './caller-auth.js';
+import { FrameServer } from './frame-server.js';
 import { type GrpcListener, type ListenerTls, startGrpcListener } from './grpc-listener.js';
 import { createLinkHandler } from './link-service.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
@@ -83,16 +80,8 @@ export interface GatewayOptions {
   tracer?: Tracer | undefined;
 }
 
-const SERVER_OPTIONS = {
-  // Agents send HTTP/2 keepalive pings; allow them without data so the server does not
-  // answer with ENHANCE_YOUR_CALM and cut the tunnel.
-  'grpc.keepalive_permit_without_calls': 1,
-  'grpc.http2.min_ping_interval_without_data_ms': 5_000,
-  'grpc.keepalive_time_ms': 30_000,
-  'grpc.keepalive_timeout_ms': 10_000,
-  'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
-  'grpc-node.max_session_memory': 256,
-} as const;
+/** Keepalive PINGs on every connection: a peer that does not answer within the timeout is cut. */
+const KEEPALIVE = { keepaliveTimeMs: 30_000, keepaliveTimeoutMs: 10_000 } as const;
 
 export function defaultGatewayId(): string {
   return `${os.hostname()}-${randomBytes(3).toString('hex')}`;
@@ -113,8 +102,8 @@ export class Gateway {
   readonly relayCredit = new RelayCreditQueue();
   private readonly registry: SessionRegistry;
   private readonly metrics: GatewayMetrics;
-  private readonly agentServer: Server;
-  private readonly internalServer: Server | undefined;
+  private readonly agentServer: FrameServer;
+  private readonly internalServer: FrameServer | undefined;
   private agentListener: GrpcListener | undefined;
   private internalListener: GrpcListener | undefined;
   private accepting = false;
@@ -156,35 +145,32 @@ export class Gateway {
       },
     });
     const internalConnections = (remote: string) => this.internalListener?.connectionIdentity(remote);
-    this.agentServer = new Server(SERVER_OPTIONS);
-    this.agentServer.addService(agentTunnelService, {
-      connect: createTunnelHandler({
-        gatewayId: this.gatewayId,
-        authenticate: opts.authenticateAgent,
-        logger: opts.logger,
-        metrics: this.metrics,
-        maxChunkSize: opts.maxChunkSize,
-        initialWindow: opts.initialWindow,
-        windowBudget: this.windowBudget,
-        relayBudget: this.relayBudget,
-        limits: { ...DEFAULT_AGENT_LIMITS, ...opts.agentLimits },
-        helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
-        minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
-        isAccepting: () => this.accepting,
-        ...(opts.isRevoked ? { isRevoked: opts.isRevoked } : {}),
-        refusal: (agent, credential) => this.registry.refusal(agent, credential),
-        onSession: (s) => {
-          this.registry.add(s);
-          opts.onAgentConnected?.(s.agent);
-        },
-        sessionHooks: {
-          onHeartbeat: (s) => this.registry.heartbeat(s),
-          onRtt: (ms) => this.metrics.heartbeatRtt.observe(ms / 1000),
-          onClosed: (s, reason) => this.onSessionClosed(s, reason),
-          onViolation: (s, v) => this.metrics.agentViolations.inc({ agent: s.agent, kind: v.kind }),
-          onViolationsExceeded: (s) => this.metrics.violationDisconnects.inc({ agent: s.agent }),
-        },
-      }),
+    const tunnel = createTunnelHandler({
+      gatewayId: this.gatewayId,
+      authenticate: opts.authenticateAgent,
+      logger: opts.logger,
+      metrics: this.metrics,
+      maxChunkSize: opts.maxChunkSize,
+      initialWindow: opts.initialWindow,
+      windowBudget: this.windowBudget,
+      relayBudget: this.relayBudget,
+      limits: { ...DEFAULT_AGENT_LIMITS, ...opts.agentLimits },
+      helloTimeoutMs: opts.helloTimeoutMs ?? 10_000,
+      minIdleTimeoutMs: opts.minIdleTimeoutMs ?? 15_000,
+      isAccepting: () => this.accepting,
+      ...(opts.isRevoked ? { isRevoked: opts.isRevoked } : {}),
+      refusal: (agent, credential) => this.registry.refusal(agent, credential),
+      onSession: (s) => {
+        this.registry.add(s);
+        opts.onAgentConnected?.(s.agent);
+      },
+      sessionHooks: {
+        onHeartbeat: (s) => this.registry.heartbeat(s),
+        onRtt: (ms) => this.metrics.heartbeatRtt.observe(ms / 1000),
+        onClosed: (s, reason) => this.onSessionClosed(s, reason),
+        onViolation: (s, v) => this.metrics.agentViolations.inc({ agent: s.agent, kind: v.kind }),
+        onViolationsExceeded: (s) => this.metrics.violationDisconnects.inc({ agent: s.agent }),
+      },
     });
     const stray = (path: string) =>
       refuseStrayCalls({
@@ -194,47 +180,54 @@ export class Gateway {
         logger: opts.logger,
         metrics: this.metrics,
       });
-    this.agentServer.addService(gatewayForwardService, {
-      forward: stray(GATEWAY_FORWARD_PATH),
-      link: stray(GATEWAY_LINK_PATH),
+    this.agentServer = new FrameServer({
+      ...KEEPALIVE,
+      methods: new Map([
+        [AGENT_TUNNEL_CONNECT_PATH, tunnel],
+        [GATEWAY_FORWARD_PATH, stray(GATEWAY_FORWARD_PATH)],
+        [GATEWAY_LINK_PATH, stray(GATEWAY_LINK_PATH)],
+      ]),
     });
     if (opts.internalListener) {
-      this.internalServer = new Server(SERVER_OPTIONS);
-      this.internalServer.addService(gatewayForwardService, {
-        // Retired (one call per stream, served for the release before links): a proxy that
-        // still calls it learns why, and the operator sees who.
-        forward: refuseStrayCalls({
-          listener: 'internal',
-          path: GATEWAY_FORWARD_PATH,
-          details: `${GATEWAY_FORWARD_PATH} is retired: upgrade the proxy to a release that uses ${GATEWAY_LINK_PATH}`,
-          identify: opts.authenticateInternal,
-          connections: internalConnections,
-          logger: opts.logger,
-          metrics: this.metrics,
-        }),
-        link: createLinkHandler({
-          gatewayId: this.gatewayId,
-          authenticate: opts.authenticateInternal,
-          connections: internalConnections,
-          session: (agent) => this.registry.get(agent),
-          maxChunkSize: opts.maxChunkSize,
-          initialWindow: opts.initialWindow,
-          credit: this.relayCredit,
-          links: this.links,
-          logger: opts.logger.child({ component: 'link' }),
-          metrics: this.metrics,
-          ...(opts.tracer ? { tracer: opts.tracer } : {}),
-        }),
+      // Retired (one call per stream, served for the release before links): a proxy that
+      // still calls it learns why, and the operator sees who.
+      const forward = refuseStrayCalls({
+        listener: 'internal',
+        path: GATEWAY_FORWARD_PATH,
+        details: `${GATEWAY_FORWARD_PATH} is retired: upgrade the proxy to a release that uses ${GATEWAY_LINK_PATH}`,
+        identify: opts.authenticateInternal,
+        connections: internalConnections,
+        logger: opts.logger,
+        metrics: this.metrics,
       });
-      this.internalServer.addService(agentTunnelService, {
-        connect: refuseStrayCalls({
-          listener: 'internal',
-          path: AGENT_TUNNEL_CONNECT_PATH,
-          identify: opts.authenticateInternal,
-          connections: internalConnections,
-          logger: opts.logger,
-          metrics: this.metrics,
-        }),
+      const link = createLinkHandler({
+        gatewayId: this.gatewayId,
+        authenticate: opts.authenticateInternal,
+        connections: internalConnections,
+        session: (agent) => this.registry.get(agent),
+        maxChunkSize: opts.maxChunkSize,
+        initialWindow: opts.initialWindow,
+        credit: this.relayCredit,
+        links: this.links,
+        logger: opts.logger.child({ component: 'link' }),
+        metrics: this.metrics,
+        ...(opts.tracer ? { tracer: opts.tracer } : {}),
+      });
+      const connect = refuseStrayCalls({
+        listener: 'internal',
+        path: AGENT_TUNNEL_CONNECT_PATH,
+        identify: opts.authenticateInternal,
+        connections: internalConnections,
+        logger: opts.logger,
+        metrics: this.metrics,
+      });
+      this.internalServer = new FrameServer({
+        ...KEEPALIVE,
+        methods: new Map([
+          [GATEWAY_FORWARD_PATH, forward],
+          [GATEWAY_LINK_PATH, link],
+          [AGENT_TUNNEL_CONNECT_PATH, connect],
+        ]),
       });
     }
   }
@@ -341,8 +334,8 @@ export class Gateway {
       for (const close of [...this.links]) close('gateway is shutting down');
       this.registry.stop();
       await Promise.all([this.agentListener?.close(1_000), this.internalListener?.close(drainMs)]);
-      this.agentServer.forceShutdown();
-      this.internalServer?.forceShutdown();
+      this.agentServer.destroy();
+      this.internalServer?.destroy();
       this.opts.logger.info('gateway stopped');
     })();
     return this.stopping;

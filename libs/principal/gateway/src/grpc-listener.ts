@@ -1,9 +1,9 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AuthOutcome } from './caller-auth.js';
-import { createTunedInjector } from './tuned-injector.js';
+import { remoteOf } from './frame-call.js';
+import type { FrameServer } from './frame-server.js';
 
 export interface ListenerTls {
   cert: string | Buffer;
@@ -33,8 +33,8 @@ export interface GrpcListener {
   readonly port: number;
   readonly address: string;
   /**
-   * What `tls.authorize` decided for the live connection whose peer is `remote` (as grpc-js
-   * reports it, `host:port`); undefined for unknown, closed or plaintext connections.
+   * What `tls.authorize` decided for the live connection whose peer is `remote` (`host:port`,
+   * as a call reports it); undefined for unknown, closed or plaintext connections.
    */
   connectionIdentity(remote: string): AuthOutcome | undefined;
   /** Refuses new connections; established ones (agent tunnels) carry on. */
@@ -46,16 +46,17 @@ export interface GrpcListener {
 }
 
 /**
- * Accepts TCP/TLS ourselves and hands authorised sockets to grpc-js. Owning the TLS
- * handshake lets us log why a client certificate was refused (expired, unknown CA, none),
- * which grpc-js would drop silently; grpc-js still sees an authorised TLSSocket and exposes
- * the peer certificate through call.getAuthContext().
+ * Accepts TCP/TLS and hands authorised connections to the listener's gRPC server. Owning the
+ * TLS handshake lets us log why a client certificate was refused (expired, unknown CA, none);
+ * calls still see the authorised TLSSocket and its peer certificate.
  */
-export async function startGrpcListener(server: Server, opts: GrpcListenerOptions): Promise<GrpcListener> {
-  const injector = createTunedInjector(server);
+export async function startGrpcListener(
+  server: FrameServer,
+  opts: GrpcListenerOptions,
+): Promise<GrpcListener> {
   const log = opts.logger.child({ listener: opts.name });
-  // Keyed by the peer address grpc-js reports for calls on the connection: the listener owns
-  // the accept loop, so a live TLS connection is the only one with that address.
+  // Keyed by the peer address calls on the connection report: the listener owns the accept
+  // loop, so a live TLS connection is the only one with that address.
   const identities = new Map<string, AuthOutcome>();
   let netServer: net.Server;
   let secure: tls.Server | undefined;
@@ -101,11 +102,11 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
           socket.destroy();
           return;
         }
-        const key = `${socket.remoteAddress}:${socket.remotePort}`;
+        const key = remoteOf(socket);
         identities.set(key, outcome);
         socket.once('close', () => identities.delete(key));
       }
-      injector.injectConnection(socket);
+      server.accept(socket);
     });
     tlsServer.on('tlsClientError', (err, socket) => {
       log.warn(
@@ -117,7 +118,7 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
     secure = tlsServer;
   } else {
     // Small frames (heads, window updates) must not wait for Nagle's algorithm.
-    netServer = net.createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
+    netServer = net.createServer({ noDelay: true }, (socket) => server.accept(socket));
   }
   netServer.on('error', (err) => log.error({ err: err.message }, 'listener error'));
   await new Promise<void>((resolve, reject) => {
@@ -149,9 +150,9 @@ export async function startGrpcListener(server: Server, opts: GrpcListenerOption
     async close(graceMs) {
       await new Promise<void>((resolve) => {
         if (netServer.listening) netServer.close(() => resolve());
-        injector.drain(graceMs);
+        server.drain(graceMs);
         setTimeout(() => {
-          injector.destroy();
+          server.destroy();
           resolve();
         }, graceMs + 50).unref();
       });

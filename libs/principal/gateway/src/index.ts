@@ -12,7 +12,7 @@ export {
   internalAuthenticator,
 } from './authenticators.js';
 export type { Authenticator, AuthOutcome, CallContext, ConnectionLookup } from './caller-auth.js';
-export { type CallEnd, callContext, FrameCall } from './frame-call.js';
+export { type CallEnd, FrameCall } from './frame-call.js';
 export { defaultGatewayId, Gateway, type GatewayOptions, type ListenerConfig } from './gateway.js';
 export {
   agentAuthMethod,

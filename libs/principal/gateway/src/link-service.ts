@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
-import { type Frame, frame, type Open, PROTOCOL_VERSION_MAX, resetFrame } from '@pullplane/proto';
+import { frame, type Open, PROTOCOL_VERSION_MAX, resetFrame } from '@pullplane/proto';
 import {
   isTunnelError,
   Multiplexer,
@@ -12,7 +12,7 @@ import {
 import type { Logger } from 'pino';
 import type { AgentSession } from './agent-session.js';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
-import { FrameCall } from './frame-call.js';
+import type { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { RelayCreditQueue } from './relay-credit.js';
 import { endRelaySpan, startRelaySpan } from './relay-span.js';
@@ -42,11 +42,8 @@ export interface LinkServiceOptions {
  * answered Reset NO_ROUTE when this gateway cannot reach the agent, so the proxy retries at the
  * gateway that holds it now.
  */
-export function createLinkHandler(
-  opts: LinkServiceOptions,
-): (call: ServerDuplexStream<Frame, Frame>) => void {
-  return (grpcCall) => {
-    const call = new FrameCall(grpcCall);
+export function createLinkHandler(opts: LinkServiceOptions): (call: FrameCall) => void {
+  return (call) => {
     admitInternalCall(call, opts).then(
       (ok) => {
         if (ok) serveLink(call, opts);

@@ -1,8 +1,7 @@
-import { type ServerDuplexStream, status } from '@grpc/grpc-js';
-import type { Frame } from '@pullplane/proto';
+import { status } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Authenticator, ConnectionLookup } from './caller-auth.js';
-import { FrameCall } from './frame-call.js';
+import type { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export interface StrayCallOptions {
@@ -25,9 +24,8 @@ export interface StrayCallOptions {
  * as grpc-js answers any unknown method, and logged with the caller, because nobody legitimate
  * ever calls it.
  */
-export function refuseStrayCalls(opts: StrayCallOptions): (call: ServerDuplexStream<Frame, Frame>) => void {
-  return (grpcCall) => {
-    const call = new FrameCall(grpcCall);
+export function refuseStrayCalls(opts: StrayCallOptions): (call: FrameCall) => void {
+  return (call) => {
     const ctx = call.context(opts.connections);
     const refuse = (identity: Record<string, unknown>) => {
       opts.metrics.strayCalls.inc({ listener: opts.listener });

@@ -1,11 +1,11 @@
-import { type ServerDuplexStream, status } from '@grpc/grpc-js';
-import { type Frame, frame, negotiateVersion } from '@pullplane/proto';
+import { status } from '@grpc/grpc-js';
+import { frame, negotiateVersion } from '@pullplane/proto';
 import type { WindowBudget } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { AgentLimits } from './agent-limits.js';
 import { AgentSession, type AgentSessionOptions } from './agent-session.js';
 import type { Authenticator } from './caller-auth.js';
-import { FrameCall } from './frame-call.js';
+import type { FrameCall } from './frame-call.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export interface TunnelServiceOptions {
@@ -37,11 +37,8 @@ export interface TunnelServiceOptions {
 }
 
 /** AgentTunnel.Connect: authenticate, negotiate the protocol, then run the session. */
-export function createTunnelHandler(
-  opts: TunnelServiceOptions,
-): (call: ServerDuplexStream<Frame, Frame>) => void {
-  return (grpcCall) => {
-    const call = new FrameCall(grpcCall);
+export function createTunnelHandler(opts: TunnelServiceOptions): (call: FrameCall) => void {
+  return (call) => {
     void accept(call, opts).catch((err: unknown) => {
       opts.logger.error({ err: String(err) }, 'tunnel handshake failed');
       call.refuse(status.INTERNAL, 'tunnel handshake failed');

@@ -8,8 +8,8 @@ import { DEFAULT_INITIAL_WINDOW, DEFAULT_MAX_CHUNK_SIZE } from '@pullplane/tunne
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, expect, it } from 'vitest';
+import { HTTP2_MAX_FRAME_SIZE, HTTP2_WINDOW } from '../src/frame-server.js';
 import { Gateway } from '../src/index.js';
-import { HTTP2_MAX_FRAME_SIZE, HTTP2_WINDOW } from '../src/tuned-injector.js';
 
 const logger = pino({ level: 'silent' });
 const cleanups: Array<() => unknown> = [];

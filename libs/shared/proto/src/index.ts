@@ -6,6 +6,13 @@ export {
   encodeFrameInto,
   encodeFrameVectored,
 } from './codec/frame-encoder.js';
+export {
+  GRPC_MESSAGE_PREFIX_BYTES,
+  GrpcDeframer,
+  type GrpcDeframerOptions,
+  GrpcMessageError,
+  grpcMessagePieces,
+} from './codec/grpc-message.js';
 export { type StreamFrame, streamIdOf, withStreamId } from './codec/relay.js';
 export {
   acceptedFrame,
