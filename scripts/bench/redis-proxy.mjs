@@ -24,7 +24,8 @@ const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 
 // BENCH_PART=principal or agent runs one half (to profile it alone); BENCH_CLIENTS=8 one column.
 const PART = process.env.BENCH_PART;
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,8,50').split(',').map(Number);
-// BENCH_VALUES=4k or 1m: one of the agent-key value sizes.
+// BENCH_VALUES=4k or 1m: one of the agent-key value sizes. BENCH_HOLD=1: start everything, print
+// the endpoints and pids, and wait (for diagnosis by hand).
 const VALUES = process.env.BENCH_VALUES?.split(',');
 
 // ---- fixtures --------------------------------------------------------------------------
@@ -190,6 +191,21 @@ for (let i = 0; ; i++) {
   if (String(stdout).trim() === 'OK') break;
   if (i > 200) throw new Error(`proxy never reached the agent: ${stdout}`);
   await new Promise((r) => setTimeout(r, 50));
+}
+
+if (process.env.BENCH_HOLD) {
+  // Diagnosis: print the endpoints and pids, and wait (Ctrl-C ends it).
+  console.log(
+    JSON.stringify({
+      proxyPort,
+      principalPort: principal.port,
+      agentRedisPort: agentRedis.port,
+      twemproxyPort: twemPort,
+      agentKey,
+      pids: { proxy: proxy.pid, gateway: gateway.pid, agent: agent.pid },
+    }),
+  );
+  await new Promise(() => undefined);
 }
 
 const results =

@@ -339,6 +339,15 @@ export class StreamRelay {
     dir.queued -= bytes;
     this.opts.budget.track(-bytes);
     this.settle(dir);
+    // The bytes written leave room within what this stream holds (its initial window) even when
+    // no budget changed, so no other stream frees anything: credit held back for want of that
+    // room goes now. Waiting for the queue's next offer instead stalled every stream of an agent
+    // whose share was full and whose streams all stayed open (Redis pipelines), each holding
+    // back the credit its sender waited for, until a request timed out.
+    if (dir.withheld > 0 && !this.done) {
+      if (this.pass()) this.opts.credit.wait(this.waiter);
+      else this.opts.credit.forget(this.waiter);
+    }
   }
 
   private toAgent(f: Frame): void {
