@@ -171,3 +171,9 @@ export async function startAgentPath(o: {
     },
   };
 }
+
+/** The sum of a metric's values (every label set) in `registry`. */
+export async function metricValue(registry: Registry, name: string): Promise<number> {
+  const m = await registry.getSingleMetric(name)?.get();
+  return m?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
+}

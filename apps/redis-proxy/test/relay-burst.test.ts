@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentPath, startAgentPath } from './agent-path.js';
+import { type AgentPath, metricValue, startAgentPath } from './agent-path.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 
@@ -57,11 +57,6 @@ function client(i: number): Redis {
   c.on('error', () => undefined);
   clients.push(c);
   return c;
-}
-
-async function metricValue(registry: Registry, name: string): Promise<number> {
-  const m = await registry.getSingleMetric(name)?.get();
-  return m?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
 }
 
 describe('a burst of large agent-key reads within a small relay share', () => {

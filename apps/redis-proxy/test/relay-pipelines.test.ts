@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentPath, startAgentPath } from './agent-path.js';
+import { type AgentPath, metricValue, startAgentPath } from './agent-path.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 
@@ -29,11 +29,6 @@ afterAll(async () => {
   for (const c of clients) c.disconnect();
   await agentPath?.stop();
 });
-
-async function metricValue(registry: Registry, name: string): Promise<number> {
-  const m = await registry.getSingleMetric(name)?.get();
-  return m?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
-}
 
 describe('large agent-key reads on connections that stay open', () => {
   it('50 clients reading a 1 MiB agent key five times each all get it every time', async () => {

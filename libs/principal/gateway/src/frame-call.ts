@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import http2 from 'node:http2';
 import { type PeerCertificate, TLSSocket } from 'node:tls';
 import { Metadata, status } from '@grpc/grpc-js';
@@ -10,7 +9,7 @@ import {
   grpcMessagePieces,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
-import { FrameBatcher, type FrameSink } from '@pullplane/tunnel';
+import { drainedOrClosed, FrameBatcher, type FrameSink } from '@pullplane/tunnel';
 import type { CallContext, ConnectionLookup } from './caller-auth.js';
 
 /** How a call ended: the caller half-closed, cancelled it, it failed, or the stream closed. */
@@ -82,13 +81,7 @@ export class FrameCall {
       },
       drained: async () => {
         if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return;
-        // Resolve on close as well: a dead stream never drains, and writers must not hang.
-        const ac = new AbortController();
-        await Promise.race([
-          once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
-          once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
-        ]);
-        ac.abort();
+        await drainedOrClosed(stream);
       },
     });
     this.deframer = new GrpcDeframer({

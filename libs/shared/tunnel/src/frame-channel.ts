@@ -223,17 +223,21 @@ export function duplexFrameSink(duplex: FrameWritable, opts?: FrameBatcherOption
       },
       async drained() {
         if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
-        // Resolve on close as well: a dead transport never drains, and writers must not hang.
-        const ac = new AbortController();
-        await Promise.race([
-          once(duplex, 'drain', { signal: ac.signal }).catch(() => undefined),
-          once(duplex, 'close', { signal: ac.signal }).catch(() => undefined),
-        ]);
-        ac.abort();
+        await drainedOrClosed(duplex);
       },
     },
     opts,
   );
+}
+
+/** Resolves once `stream` drains, or closes: a dead transport never drains, and writers must not hang. */
+export async function drainedOrClosed(stream: EventEmitter): Promise<void> {
+  const ac = new AbortController();
+  await Promise.race([
+    once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
+    once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
+  ]);
+  ac.abort();
 }
 
 /** Calls `fn` for each frame, unpacking batches. */

@@ -17,6 +17,7 @@ export {
   TunnelErrors,
 } from './errors.js';
 export {
+  drainedOrClosed,
   duplexFrameSink,
   FrameBatcher,
   type FrameBatcherOptions,
