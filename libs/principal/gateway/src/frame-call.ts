@@ -15,6 +15,16 @@ import type { CallContext, ConnectionLookup } from './caller-auth.js';
 /** How a call ended: the caller half-closed, cancelled it, it failed, or the stream closed. */
 export type CallEnd = 'ended' | 'cancelled' | 'failed' | 'closed';
 
+/** Headers of gRPC's transport, not metadata of the call. */
+const TRANSPORT_HEADERS = [
+  'grpc-timeout',
+  'grpc-encoding',
+  'grpc-accept-encoding',
+  'accept-encoding',
+  'te',
+  'content-type',
+];
+
 /** How long a caller may keep sending after it was answered before its stream is reset. */
 const ANSWERED_GRACE_MS = 1_000;
 
@@ -53,6 +63,8 @@ export class FrameCall {
   private headersSent = false;
   /** Our side is answered (status sent or queued): nothing more is written. */
   private answered = false;
+  /** Answered with an error status: nothing more is read. */
+  private refused = false;
   private onFrame: ((f: Frame) => void) | undefined;
   private onEnd: ((how: CallEnd, err?: Error) => void) | undefined;
   /** Frames that arrived before `serve` (the stream is paused meanwhile). */
@@ -105,9 +117,14 @@ export class FrameCall {
     stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status.OK) }));
   }
 
-  /** The call's metadata as grpc-js would have presented it (authenticators read it). */
+  /** The call's metadata as grpc-js's server presents it (authenticators read it). */
   get metadata(): Metadata {
-    this.metadataCache ??= Metadata.fromHttp2Headers(this.headers);
+    if (!this.metadataCache) {
+      const md = Metadata.fromHttp2Headers(this.headers);
+      // The transport's own headers, as grpc-js leaves them out.
+      for (const h of TRANSPORT_HEADERS) md.remove(h);
+      this.metadataCache = md;
+    }
     return this.metadataCache;
   }
 
@@ -204,6 +221,8 @@ export class FrameCall {
   }
 
   private onMessage(bytes: Buffer): void {
+    // Answered with an error: what the caller still sends is not read.
+    if (this.refused) return;
     let f: Frame;
     try {
       f = decodeFrame(bytes);
@@ -258,6 +277,7 @@ export class FrameCall {
       stream.end();
     }
     if (code === status.OK) return;
+    this.refused = true;
     // Whatever the caller still sends is not read: stop it rather than hold the stream open.
     stream.resume();
     const timer = setTimeout(() => {

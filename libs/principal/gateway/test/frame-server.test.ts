@@ -174,6 +174,22 @@ describe("the gateway's gRPC server, at the wire", () => {
     for (const s of held) s.close();
   });
 
+  it("gives authenticators the call's metadata without gRPC's transport headers, as grpc-js did", async () => {
+    const seen: string[][] = [];
+    const g = await startGateway(createMemoryBus(), {
+      authenticateAgent: (ctx) => {
+        seen.push(Object.keys(ctx.metadata.getMap()).sort());
+        return { ok: false, code: 'TEST', reason: 'only looking' };
+      },
+    });
+    const answer = await rawCall(connect(g.agentPort), {
+      headers: { authorization: 'Bearer x', 'grpc-timeout': '5S', 'grpc-accept-encoding': 'identity' },
+      body: [message(hello())],
+    });
+    expect(answer.grpcStatus).toBe(String(status.UNAUTHENTICATED));
+    expect(seen).toEqual([['authorization', 'x-agent']]);
+  });
+
   it('percent-encodes what gRPC asks to in a status message', () => {
     expect(grpcMessageValue('plain text: ok')).toBe('plain text: ok');
     expect(grpcMessageValue('100% — done\n')).toBe('100%25 %E2%80%94 done%0A');
