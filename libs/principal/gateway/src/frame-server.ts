@@ -10,7 +10,8 @@ export const HTTP2_WINDOW = 4 * 1024 * 1024;
 export const HTTP2_MAX_FRAME_SIZE = 1024 * 1024;
 /**
  * Calls at once on one connection. An agent holds one tunnel (two while it moves), a proxy
- * replica one link per gateway: a peer that opens more is not one of ours.
+ * replica a few links per gateway (`linksPerGateway`, 2 by default, one more while a link
+ * retires by age): a peer that opens more is not one of ours.
  */
 export const MAX_CALLS_PER_CONNECTION = 100;
 
