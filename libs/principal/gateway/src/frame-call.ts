@@ -9,7 +9,7 @@ import {
   grpcMessagePieces,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
-import { drainedOrClosed, FrameBatcher, type FrameSink } from '@pullplane/tunnel';
+import { FrameBatcher, type FrameSink, writableFrameTransport } from '@pullplane/tunnel';
 import type { CallContext, ConnectionLookup } from './caller-auth.js';
 
 /** How a call ended: the caller half-closed, cancelled it, it failed, or the stream closed. */
@@ -79,23 +79,9 @@ export class FrameCall {
   ) {
     const socket = stream.session?.socket;
     this.remote = socket ? remoteOf(socket) : 'unknown';
-    this.sink = new FrameBatcher({
-      write: (message, done) => this.writeMessage(message, done),
-      get closed() {
-        return stream.destroyed || stream.writableEnded;
-      },
-      get needsDrain() {
-        return stream.writableNeedDrain;
-      },
-      onClose: (cb) => {
-        if (stream.destroyed) queueMicrotask(cb);
-        else stream.once('close', cb);
-      },
-      drained: async () => {
-        if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return;
-        await drainedOrClosed(stream);
-      },
-    });
+    this.sink = new FrameBatcher(
+      writableFrameTransport(stream, (message, done) => this.writeMessage(message, done)),
+    );
     this.deframer = new GrpcDeframer({
       maxMessageBytes,
       onMessage: (bytes) => this.onMessage(bytes),

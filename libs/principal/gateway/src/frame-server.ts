@@ -66,14 +66,9 @@ export class FrameServer {
     this.h2.emit('connection', socket);
   }
 
-  /** Asks every connection to finish its calls (GOAWAY); those still open after `graceMs` are cut. */
-  drain(graceMs: number): void {
-    for (const session of this.sessions) {
-      session.close();
-      const timer = setTimeout(() => session.destroy(), graceMs);
-      timer.unref();
-      session.once('close', () => clearTimeout(timer));
-    }
+  /** Asks every connection to finish its calls (GOAWAY); `destroy` cuts those still open. */
+  drain(): void {
+    for (const session of this.sessions) session.close();
   }
 
   /** Cuts every connection now. */

@@ -150,7 +150,7 @@ export async function startGrpcListener(
     async close(graceMs) {
       await new Promise<void>((resolve) => {
         if (netServer.listening) netServer.close(() => resolve());
-        server.drain(graceMs);
+        server.drain();
         setTimeout(() => {
           server.destroy();
           resolve();

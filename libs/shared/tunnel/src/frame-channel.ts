@@ -209,35 +209,44 @@ export class FrameBatcher implements FrameSink {
  */
 export function duplexFrameSink(duplex: FrameWritable, opts?: FrameBatcherOptions): FrameSink {
   return new FrameBatcher(
-    {
-      get closed() {
-        return duplex.destroyed || duplex.writableEnded;
-      },
-      get needsDrain() {
-        return duplex.writableNeedDrain;
-      },
-      write: (message, done) => (done ? duplex.write(message, () => done()) : duplex.write(message)),
-      onClose: (cb) => {
-        if (duplex.destroyed) queueMicrotask(cb);
-        else duplex.once('close', cb);
-      },
-      async drained() {
-        if (duplex.destroyed || duplex.writableEnded || !duplex.writableNeedDrain) return;
-        await drainedOrClosed(duplex);
-      },
-    },
+    writableFrameTransport(duplex, (message, done) =>
+      done ? duplex.write(message, () => done()) : duplex.write(message),
+    ),
     opts,
   );
 }
 
-/** Resolves once `stream` drains, or closes: a dead transport never drains, and writers must not hang. */
-export async function drainedOrClosed(stream: EventEmitter): Promise<void> {
-  const ac = new AbortController();
-  await Promise.race([
-    once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
-    once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
-  ]);
-  ac.abort();
+/**
+ * The FrameTransport of a Node writable (a grpc-js call, an HTTP/2 stream) onto which `write`
+ * puts one message: closed once ended or destroyed, backpressured while it needs a drain.
+ */
+export function writableFrameTransport(
+  stream: Pick<Writable, 'destroyed' | 'writableEnded' | 'writableNeedDrain'> & EventEmitter,
+  write: FrameTransport['write'],
+): FrameTransport {
+  return {
+    get closed() {
+      return stream.destroyed || stream.writableEnded;
+    },
+    get needsDrain() {
+      return stream.writableNeedDrain;
+    },
+    write,
+    onClose: (cb) => {
+      if (stream.destroyed) queueMicrotask(cb);
+      else stream.once('close', cb);
+    },
+    async drained() {
+      if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return;
+      // Resolve on close as well: a dead transport never drains, and writers must not hang.
+      const ac = new AbortController();
+      await Promise.race([
+        once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
+        once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
+      ]);
+      ac.abort();
+    },
+  };
 }
 
 /** Calls `fn` for each frame, unpacking batches. */

@@ -17,7 +17,6 @@ export {
   TunnelErrors,
 } from './errors.js';
 export {
-  drainedOrClosed,
   duplexFrameSink,
   FrameBatcher,
   type FrameBatcherOptions,
@@ -25,6 +24,7 @@ export {
   type FrameTransport,
   type FrameWritable,
   forEachFrame,
+  writableFrameTransport,
 } from './frame-channel.js';
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
 export { createMemoryLink, type MemoryLink } from './memory-transport.js';
