@@ -1,6 +1,7 @@
 // Simulator process for the idle-agent benchmark: N agents with no cluster behind them,
 // authenticating with a header the way a mesh sidecar would, heartbeating at the given interval.
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { startFleet } from '@pullplane/simulator';
 import pino from 'pino';
 
@@ -13,7 +14,7 @@ const fleet = await startFleet({
   heartbeatIntervalMs: Number(heartbeat),
   logger: pino({ level: 'silent' }),
   credentialsFor: async (name) => ({
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => {
       const md = new Metadata();
       md.set('x-agent-id', name);

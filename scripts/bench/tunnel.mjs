@@ -10,8 +10,8 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { connectNatsBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { AgentRouter } from '@pullplane/router';
 import { freePort, startNatsServer } from '@pullplane/testing';
 import pino from 'pino';
@@ -117,7 +117,7 @@ const bus = await connectNatsBus({ servers: nats.url, name: 'bench-router' });
 const router = new AgentRouter({
   bus,
   logger: log,
-  credentials: credentials.createSsl(
+  credentials: tunnelCredentials.tls(
     Buffer.from(ca.certPem),
     Buffer.from(proxyCert.keyPem),
     Buffer.from(proxyCert.certPem),

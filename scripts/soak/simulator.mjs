@@ -4,8 +4,8 @@
 // pods at a steady pace, remembering every change it made, and stops/starts agents on request
 // (flapping). Driven over IPC by scripts/soak/soak.mjs; not a test.
 import { readFileSync } from 'node:fs';
-import { credentials } from '@grpc/grpc-js';
 import { RedisExecutor } from '@pullplane/agent-core';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { startFleet } from '@pullplane/simulator';
 import pino from 'pino';
 
@@ -31,7 +31,7 @@ const fleet = await startFleet({
   credentialsFor: async (name) => {
     const c = cfg.certs[name];
     return {
-      credentials: credentials.createSsl(ca, Buffer.from(c.key), Buffer.from(c.cert)),
+      credentials: tunnelCredentials.tls(ca, Buffer.from(c.key), Buffer.from(c.cert)),
       serverNameOverride: 'localhost',
     };
   },

@@ -1,6 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { RedisExecutor } from '@pullplane/agent-core';
 import { CALLER_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
@@ -16,6 +15,7 @@ import {
   type GatewayService,
   gatewayServiceOptions,
 } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { type CertificateAndKey, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import type { ProxyReplicaDeps } from '@pullplane/proxy-replica';
 import {
@@ -349,7 +349,7 @@ export async function createAllInOneApp(c: AllInOneConfig, deps: ServiceDeps): P
         credentialsFor: async (name) => {
           const cert = agentCerts.get(name)!;
           return {
-            credentials: credentials.createSsl(
+            credentials: tunnelCredentials.tls(
               Buffer.from(ca.certPem),
               Buffer.from(cert.keyPem),
               Buffer.from(cert.certPem),

@@ -3,9 +3,9 @@
 // of its own on the Argo CD server's connection), revocation that means now, and only the
 // methods, headers and upgrades Argo CD's proxy extensions use reaching a backend.
 import { connect as tlsConnect } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
 import { TunnelConnector, type TunnelConnectorOptions } from '@pullplane/agent-core';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { RawHttpConnection } from '@pullplane/testing';
 import pino from 'pino';
 import { request } from 'undici';
@@ -44,7 +44,7 @@ beforeAll(async () => {
     agentVersion: 'test',
     target: `127.0.0.1:${s.agentPort}`,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
+    credentials: tunnelCredentials.tls(
       Buffer.from(s.pki.ca.certPem),
       Buffer.from(cert.keyPem),
       Buffer.from(cert.certPem),

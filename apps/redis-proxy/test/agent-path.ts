@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import { parseAuthMethod } from '@pullplane/auth';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { type AgentLimits, agentAuthenticator, Gateway, internalAuthenticator } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   createRedisProxyService,
   type RedisProxyService,
@@ -103,7 +103,7 @@ export async function startAgentPath(o: {
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
+    credentials: tunnelCredentials.tls(
       Buffer.from(pki.ca.certPem),
       Buffer.from(agentCert.keyPem),
       Buffer.from(agentCert.certPem),

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { credentials } from '@grpc/grpc-js';
 import { createMemoryBus } from '@pullplane/bus';
 import { ConfigError, loadConfig } from '@pullplane/config';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { createRedisProxy, validateRedisProxyConfig } from '@pullplane/redis-proxy';
 import { AgentRouter } from '@pullplane/router';
 import { createTestPki, type RedisServerHandle, startRedisServer } from '@pullplane/testing';
@@ -95,7 +95,7 @@ describe('the listener', () => {
     router = new AgentRouter({
       bus: createMemoryBus(),
       logger: pino({ level: 'silent' }),
-      credentials: credentials.createInsecure(),
+      credentials: tunnelCredentials.insecure(),
     });
     await router.start();
   }, 30_000);

@@ -6,13 +6,13 @@
 // not a caller token, one agent's token does not reach another.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway, internalAuthenticator } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { ClusterRegistrar, fingerprint } from '@pullplane/registration';
 import {
   createResourceProxyService,
@@ -155,7 +155,7 @@ beforeAll(async () => {
       agentVersion: 'test',
       target: `127.0.0.1:${gateway.agentPort}`,
       serverNameOverride: 'localhost',
-      credentials: credentials.createSsl(
+      credentials: tunnelCredentials.tls(
         Buffer.from(pki.ca.certPem),
         Buffer.from(cert.keyPem),
         Buffer.from(cert.certPem),

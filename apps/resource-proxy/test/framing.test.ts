@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
 import { TunnelConnector, type TunnelConnectorOptions } from '@pullplane/agent-core';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { RawHttpConnection } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, logger, startHarness } from './harness.js';
@@ -58,7 +58,7 @@ beforeAll(async () => {
     agentVersion: 'test',
     target: `127.0.0.1:${h.gateway.agentPort}`,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
+    credentials: tunnelCredentials.tls(
       Buffer.from(h.pki.ca.certPem),
       Buffer.from(cert.keyPem),
       Buffer.from(cert.certPem),

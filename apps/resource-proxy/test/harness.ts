@@ -2,13 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type ExecPolicy, type SessionRecord } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { Gateway, internalAuthenticator } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   createResourceProxyService,
   type ResourceProxyService,
@@ -128,7 +128,7 @@ export async function startHarness(
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
+    credentials: tunnelCredentials.tls(
       Buffer.from(pki.ca.certPem),
       Buffer.from(agentCert.keyPem),
       Buffer.from(agentCert.certPem),

@@ -4,9 +4,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   type AppProcess,
   ARGOCD_AGENT_PRINCIPAL_ENV,
@@ -146,7 +146,7 @@ describe("the gateway on argocd-agent's ConfigMap, env and Secrets", () => {
       agentVersion: 'test',
       target: `127.0.0.1:${agentPort}`,
       serverNameOverride: 'localhost',
-      credentials: credentials.createSsl(
+      credentials: tunnelCredentials.tls(
         Buffer.from(pki.ca.certPem),
         Buffer.from(cert.keyPem),
         Buffer.from(cert.certPem),
@@ -223,7 +223,7 @@ describe('reading the key from argocd-agent-jwt (RSA)', () => {
         agentVersion: 'test',
         target: `127.0.0.1:${port}`,
         serverNameOverride: 'localhost',
-        credentials: credentials.createSsl(Buffer.from(pki.ca.certPem)),
+        credentials: tunnelCredentials.tls(Buffer.from(pki.ca.certPem)),
         metadata: () => {
           const m = new Metadata();
           m.set('authorization', `Bearer ${token}`);
@@ -284,7 +284,7 @@ describe("adopting argocd-agent's cluster Secrets as agents connect", () => {
           agentVersion: 'test',
           target: `127.0.0.1:${port}`,
           serverNameOverride: 'localhost',
-          credentials: credentials.createSsl(
+          credentials: tunnelCredentials.tls(
             Buffer.from(pki.ca.certPem),
             Buffer.from(cert.keyPem),
             Buffer.from(cert.certPem),

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type SessionRecord } from '@pullplane/agent-core';
 import { TokenAuthority } from '@pullplane/auth';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { clusterSecret } from '@pullplane/registration';
 import { createResourceProxy, type ResourceProxy } from '@pullplane/resource-proxy';
 import {
@@ -45,7 +45,7 @@ beforeAll(async () => {
     agentVersion: 'test',
     target: gateway.agentAddress,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(await readFile(pki.ca), await readFile(key), await readFile(cert)),
+    credentials: tunnelCredentials.tls(await readFile(pki.ca), await readFile(key), await readFile(cert)),
     heartbeatIntervalMs: 1_000,
     keepAlivePingIntervalMs: 0,
     kubeConfig: kc,

@@ -7,6 +7,7 @@ import { text } from 'node:stream/consumers';
 import { credentials } from '@grpc/grpc-js';
 import type { Agent } from '@pullplane/agent-core';
 import { type Bus, connectNatsBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   batchFrame,
   dataFrame,
@@ -63,7 +64,7 @@ beforeAll(async () => {
   router = new AgentRouter({
     bus,
     logger: silent,
-    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    credentials: tunnelCredentials.tls(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
     serverNameOverride: 'localhost',
     registry: routerRegistry,
     routeTimeoutMs: 5_000,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import type { Agent } from '@pullplane/agent-core';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { GATEWAY_FORWARD_PATH, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { freePort, type NatsServerHandle, startNatsServer } from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -288,7 +289,7 @@ describe('a plaintext gateway (behind a mesh)', () => {
       agentName: 'agent-p',
       agentVersion: 'test',
       target: `127.0.0.1:${listenPort}`,
-      credentials: credentials.createInsecure(),
+      credentials: tunnelCredentials.insecure(),
       metadata: () => {
         const m = new Metadata();
         m.set('x-agent', 'agent-p');

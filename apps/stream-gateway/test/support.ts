@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ChannelCredentials, Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { type ChannelCredentials, Client, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
@@ -223,8 +224,8 @@ export async function startAgent(
     target,
     serverNameOverride: 'localhost',
     credentials: token
-      ? credentials.createSsl(readFileSync(pki.ca))
-      : credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+      ? tunnelCredentials.tls(readFileSync(pki.ca))
+      : tunnelCredentials.tls(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
     ...(token
       ? {
           metadata: () => {
@@ -272,7 +273,7 @@ export async function startRouter(
   const router = new AgentRouter({
     bus,
     logger: silent,
-    credentials: credentials.createSsl(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
+    credentials: tunnelCredentials.tls(readFileSync(pki.ca), readFileSync(key), readFileSync(cert)),
     routeTimeoutMs: 5_000,
     ...extra,
   });

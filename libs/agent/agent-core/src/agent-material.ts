@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { checkPath } from '@pullplane/config';
+import { type TunnelCredentials, tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   caBundleSpec,
   type KeyPair,
@@ -76,7 +76,7 @@ export interface AgentMaterial extends OpenedMaterials {
   readonly rootCa: Material<Buffer> | undefined;
   readonly redisCa: Material<Buffer> | undefined;
   /** Credentials for the next tunnel: the current certificate, key and CA. */
-  channelCredentials(): ChannelCredentials;
+  tunnelCredentials(): TunnelCredentials;
 }
 
 /**
@@ -133,8 +133,8 @@ export async function openAgentMaterial(
       clientPair,
       rootCa,
       redisCa,
-      channelCredentials() {
-        if (!tls) return credentials.createInsecure();
+      tunnelCredentials() {
+        if (!tls) return tunnelCredentials.insecure();
         const pair = clientPair?.current;
         const context = createSecureContext({
           ...(rootCa?.current ? { ca: rootCa.current } : {}),
@@ -147,10 +147,7 @@ export async function openAgentMaterial(
               }
             : {}),
         });
-        return credentials.createFromSecureContext(
-          context,
-          c.insecureTls ? { rejectUnauthorized: false } : {},
-        );
+        return tunnelCredentials.fromSecureContext(context, { rejectUnauthorized: !c.insecureTls });
       },
     };
   });

@@ -190,7 +190,7 @@ export function createAgentService(c: AgentServiceConfig, deps: AgentServiceDeps
     target: `${server.includes(':') ? `[${server}]` : server}:${c.serverPort}`,
     credentials: () => {
       if (!material) throw new Error('the agent connects only after start()');
-      return material.channelCredentials();
+      return material.tunnelCredentials();
     },
     ...(creds.kind === 'token'
       ? {

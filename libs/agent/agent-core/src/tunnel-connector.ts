@@ -1,31 +1,21 @@
 import { EventEmitter } from 'node:events';
+import { Metadata, status } from '@grpc/grpc-js';
 import {
-  type ChannelCredentials,
-  Client,
-  type ClientDuplexStream,
-  Metadata,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js';
+  type CallStatus,
+  FrameClient,
+  type FrameClientCall,
+  type TunnelCredentials,
+} from '@pullplane/grpc-frames';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
-  decodeFrame,
-  encodeFrame,
   type Frame,
   frame,
-  MAX_TUNNEL_MESSAGE_BYTES,
   PROTOCOL_VERSION_MAX,
   PROTOCOL_VERSION_MIN,
   type Registration,
   type Welcome,
 } from '@pullplane/proto';
-import {
-  duplexFrameSink,
-  type LogicalStream,
-  Multiplexer,
-  TunnelError,
-  TunnelErrorCode,
-} from '@pullplane/tunnel';
+import { type LogicalStream, Multiplexer, TunnelError, TunnelErrorCode } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 
 export interface TunnelConnectorOptions {
@@ -34,7 +24,7 @@ export interface TunnelConnectorOptions {
   /** host:port of the gateway (usually a Service in front of several replicas). */
   target: string;
   /** A function is asked on every connect, so rotated certificates apply to the next tunnel. */
-  credentials: ChannelCredentials | (() => ChannelCredentials);
+  credentials: TunnelCredentials | (() => TunnelCredentials);
   /** Per-connection metadata: a bearer token, or nothing (mTLS / mesh identity). */
   metadata?: () => Metadata | Promise<Metadata>;
   /** TLS server name override (e.g. when dialling an IP). */
@@ -69,11 +59,11 @@ export interface ConnectorEvents {
 export class TunnelConnector extends EventEmitter<ConnectorEvents> {
   private stopped = true;
   private loop: Promise<void> | undefined;
-  private current: { mux: Multiplexer; call: ClientDuplexStream<Frame, Frame>; client: Client } | undefined;
-  private readonly draining = new Set<{ call: ClientDuplexStream<Frame, Frame>; client: Client }>();
+  private current: { mux: Multiplexer; call: FrameClientCall; client: FrameClient } | undefined;
+  private readonly draining = new Set<{ call: FrameClientCall; client: FrameClient }>();
   private welcome: Welcome | undefined;
   private wake: (() => void) | undefined;
-  private attempt: { call: ClientDuplexStream<Frame, Frame>; client: Client } | undefined;
+  private attempt: { call: FrameClientCall; client: FrameClient } | undefined;
 
   constructor(private readonly opts: TunnelConnectorOptions) {
     super();
@@ -114,7 +104,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
     }
     if (this.attempt && this.attempt.call !== cur?.call) {
       this.attempt.call.cancel();
-      this.attempt.client.close();
+      this.attempt.client.destroy();
     }
     await this.loop;
   }
@@ -151,44 +141,36 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
   private async session_(): Promise<SessionEnd> {
     const o = this.opts;
     const creds = typeof o.credentials === 'function' ? o.credentials() : o.credentials;
-    const client = new Client(o.target, creds, {
-      ...(o.serverNameOverride ? { 'grpc.ssl_target_name_override': o.serverNameOverride } : {}),
-      ...(o.keepAlivePingIntervalMs > 0
-        ? {
-            'grpc.keepalive_time_ms': o.keepAlivePingIntervalMs,
-            'grpc.keepalive_timeout_ms': 10_000,
-            'grpc.keepalive_permit_without_calls': 1,
-          }
-        : {}),
-      'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
-      'grpc.initial_reconnect_backoff_ms': 250,
-      // Request bodies (applies, uploads) flow gateway -> agent: a 64 KiB window would cap them.
-      'grpc-node.flow_control_window': 4 * 1024 * 1024,
-      // A fresh TCP connection per session: after a GoAway, grpc-js's shared subchannel pool
-      // would otherwise reuse the connection to the draining gateway.
-      'grpc.use_local_subchannel_pool': 1,
+    // A client, and so a connection, of its own per session: after a GoAway the next session
+    // must not share the draining gateway's connection.
+    const client = new FrameClient({
+      target: o.target,
+      credentials: creds,
+      serverNameOverride: o.serverNameOverride,
+      keepAliveIntervalMs: o.keepAlivePingIntervalMs,
+      keepAliveTimeoutMs: 10_000,
+      userAgent: `pullplane-agent/${o.agentVersion}`,
     });
     const md = (await o.metadata?.()) ?? new Metadata();
     if (this.stopped) {
       client.close();
       return { connected: false, goaway: false, reason: 'stopping' };
     }
-    const call = client.makeBidiStreamRequest<Frame, Frame>(
-      AGENT_TUNNEL_CONNECT_PATH,
-      encodeFrame,
-      decodeFrame,
-      md,
-    );
+    let onFrame: (f: Frame) => void = () => undefined;
+    let onEnd: (end: CallStatus) => void = () => undefined;
+    const call = client.call(AGENT_TUNNEL_CONNECT_PATH, md, {
+      onFrame: (f) => onFrame(f),
+      onEnd: (end) => onEnd(end),
+    });
     // stop() must be able to end a tunnel that is still being set up, not just the current one.
     this.attempt = { call, client };
-    call.on('error', () => undefined);
     return new Promise<SessionEnd>((resolve) => {
       let connected = false;
       let settled = false;
       let lastFrameAt = Date.now();
       let lastPingAt = 0;
       let heartbeat: NodeJS.Timeout | undefined;
-      const mux = new Multiplexer({ sink: duplexFrameSink(call), idParity: 'even', onStream: o.onStream });
+      const mux = new Multiplexer({ sink: call.sink, idParity: 'even', onStream: o.onStream });
       const finish = (end: SessionEnd) => {
         clearInterval(heartbeat);
         clearTimeout(welcomeTimer);
@@ -203,7 +185,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           this.current = undefined;
           this.welcome = undefined;
         }
-        client.close();
+        client.destroy();
         finish({ connected, goaway: false, reason });
       };
       const welcomeTimer = setTimeout(() => {
@@ -211,7 +193,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
         teardown('gateway sent no Welcome in time');
       }, o.welcomeTimeoutMs ?? 10_000);
 
-      call.on('data', (f: Frame) => {
+      onFrame = (f: Frame) => {
         lastFrameAt = Date.now();
         if (!connected) {
           if (f.kind.case !== 'welcome') {
@@ -268,7 +250,7 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
           return;
         }
         mux.receive(f);
-      });
+      };
       mux.on('registration', (r) => this.emit('registration', r));
       mux.on('goaway', (g) => {
         o.logger.info({ reason: g.reason, drainMs: g.drainMs }, 'gateway asked us to move; reconnecting');
@@ -295,17 +277,20 @@ export class TunnelConnector extends EventEmitter<ConnectorEvents> {
         }, 50);
         finish({ connected: true, goaway: true, reason: `goaway: ${g.reason}` });
       });
-      call.on('error', (err: ServiceError) => {
-        const fatal = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
-        if (fatal) {
-          o.logger.error({ code: err.code, details: err.details }, 'gateway refused this agent');
-          this.emit('rejected', err.details);
+      onEnd = (end: CallStatus) => {
+        if (end.code === status.OK) {
+          teardown('gateway closed the tunnel');
+          return;
         }
-        if (err.code === status.FAILED_PRECONDITION)
-          o.logger.error({ details: err.details }, 'protocol mismatch');
-        teardown(`${status[err.code] ?? err.code}: ${err.details}`);
-      });
-      call.on('end', () => teardown('gateway closed the tunnel'));
+        const fatal = end.code === status.UNAUTHENTICATED || end.code === status.PERMISSION_DENIED;
+        if (fatal) {
+          o.logger.error({ code: end.code, details: end.details }, 'gateway refused this agent');
+          this.emit('rejected', end.details);
+        }
+        if (end.code === status.FAILED_PRECONDITION)
+          o.logger.error({ details: end.details }, 'protocol mismatch');
+        teardown(`${status[end.code] ?? end.code}: ${end.details}`);
+      };
       call.write(
         frame({
           case: 'hello',

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TLSSocket } from 'node:tls';
-import { credentials } from '@grpc/grpc-js';
 import { TunnelConnector } from '@pullplane/agent-core';
 import { parseAuthMethod, TokenAuthority } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { loadConfig } from '@pullplane/config';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { createTestPki } from '@pullplane/testing';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -65,7 +65,7 @@ beforeAll(async () => {
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
     serverNameOverride: 'localhost',
-    credentials: credentials.createSsl(
+    credentials: tunnelCredentials.tls(
       Buffer.from(pki.ca.certPem),
       Buffer.from(agentCert.keyPem),
       Buffer.from(agentCert.certPem),

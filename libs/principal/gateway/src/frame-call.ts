@@ -1,12 +1,12 @@
 import http2 from 'node:http2';
 import { type PeerCertificate, TLSSocket } from 'node:tls';
 import { Metadata, status } from '@grpc/grpc-js';
+import { grpcMessageValue, writeGrpcMessage } from '@pullplane/grpc-frames';
 import {
   decodeFrame,
   type Frame,
   GrpcDeframer,
   type GrpcMessageError,
-  grpcMessagePieces,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
 import { FrameBatcher, type FrameSink, writableFrameTransport } from '@pullplane/tunnel';
@@ -34,17 +34,6 @@ export function remoteOf(socket: {
   remotePort?: number | undefined;
 }): string {
   return `${socket.remoteAddress}:${socket.remotePort}`;
-}
-
-/** A grpc-message trailer value: UTF-8, percent-encoded outside printable ASCII and for '%', as gRPC asks. */
-export function grpcMessageValue(details: string): string {
-  let out = '';
-  for (const b of Buffer.from(details, 'utf8'))
-    out +=
-      b >= 0x20 && b <= 0x7e && b !== 0x25
-        ? String.fromCharCode(b)
-        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  return out;
 }
 
 /**
@@ -188,22 +177,11 @@ export class FrameCall {
 
   private writeMessage(message: Frame, done?: () => void): boolean {
     const stream = this.stream;
-    if (stream.destroyed || stream.writableEnded) {
-      if (done) queueMicrotask(done);
-      return false;
-    }
-    if (!this.headersSent) {
+    if (!this.headersSent && !stream.destroyed && !stream.writableEnded) {
       this.headersSent = true;
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
     }
-    const pieces = grpcMessagePieces(message);
-    const last = pieces.length - 1;
-    if (last > 0) stream.cork();
-    let ok = true;
-    for (let i = 0; i <= last; i++)
-      ok = i === last && done ? stream.write(pieces[i], () => done()) : stream.write(pieces[i]);
-    if (last > 0) stream.uncork();
-    return ok;
+    return writeGrpcMessage(stream, message, done);
   }
 
   private onMessage(bytes: Buffer): void {

@@ -1,13 +1,14 @@
 import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { status } from '@grpc/grpc-js';
+import { grpcMessageValue, TUNNEL_HTTP2_MAX_FRAME_SIZE, TUNNEL_HTTP2_WINDOW } from '@pullplane/grpc-frames';
 import { MAX_TUNNEL_MESSAGE_BYTES } from '@pullplane/proto';
-import { FrameCall, grpcMessageValue } from './frame-call.js';
+import { FrameCall } from './frame-call.js';
 
 /** HTTP/2 receive window per stream, and for the whole connection, on the gateway's listeners. */
-export const HTTP2_WINDOW = 4 * 1024 * 1024;
+export const HTTP2_WINDOW = TUNNEL_HTTP2_WINDOW;
 /** Largest HTTP/2 frame the gateway's listeners accept (a tunnel chunk is up to 1 MiB). */
-export const HTTP2_MAX_FRAME_SIZE = 1024 * 1024;
+export const HTTP2_MAX_FRAME_SIZE = TUNNEL_HTTP2_MAX_FRAME_SIZE;
 /**
  * Calls at once on one connection. An agent holds one tunnel (two while it moves), a proxy
  * replica a few links per gateway (`linksPerGateway`, 2 by default, one more while a link

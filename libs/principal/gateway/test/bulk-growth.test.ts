@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { AgentRouter } from '@pullplane/router';
 import {
   DEFAULT_INITIAL_WINDOW,
@@ -52,7 +53,7 @@ it('grows the credit of a bulk response the gateway reads over the real agent tu
     agentName: 'agent-a',
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => new Metadata(),
     heartbeatIntervalMs: 60_000,
     keepAlivePingIntervalMs: 0,
@@ -65,7 +66,7 @@ it('grows the credit of a bulk response the gateway reads over the real agent tu
   cleanups.push(() => agent.stop());
   // The gateway as the reader (single-process mode's local route): over proxy links it relays
   // instead, the credit is the proxy's, and links.test.ts bounds what the gateway buffers.
-  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure(), local: gateway });
+  const router = new AgentRouter({ bus, logger, credentials: tunnelCredentials.insecure(), local: gateway });
   await router.start();
   cleanups.push(() => router.stop());
   await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();

@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import { status } from '@grpc/grpc-js';
 import { createMemoryBus } from '@pullplane/bus';
+import { grpcMessageValue } from '@pullplane/grpc-frames';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
   encodeFrameFast,
@@ -9,7 +10,6 @@ import {
   MAX_TUNNEL_MESSAGE_BYTES,
 } from '@pullplane/proto';
 import { describe, expect, it } from 'vitest';
-import { grpcMessageValue } from '../src/frame-call.js';
 import { MAX_CALLS_PER_CONNECTION } from '../src/frame-server.js';
 import { cleanups, rawAgent, startGateway } from './support.js';
 

@@ -9,6 +9,7 @@ import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   batchFrame,
   dataFrame,
@@ -72,7 +73,7 @@ async function startHonestAgent(name: string, g: Gateway, backendUrl: string): P
     agentName: name,
     agentVersion: 'test',
     target: `127.0.0.1:${g.agentPort}`,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => metadataOf(name),
     heartbeatIntervalMs: 1000,
     keepAlivePingIntervalMs: 0,
@@ -91,7 +92,7 @@ async function startRouter(bus: Bus, agents: string[]) {
   const router = new AgentRouter({
     bus,
     logger,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     registry,
     linksPerGateway: 1,
     metadata: () => metadataOf('proxy-a'),

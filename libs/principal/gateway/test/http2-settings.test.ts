@@ -1,8 +1,9 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { TunnelConnector } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { AgentRouter, GATEWAY_CLIENT_WINDOW } from '@pullplane/router';
 import { DEFAULT_INITIAL_WINDOW, DEFAULT_MAX_CHUNK_SIZE } from '@pullplane/tunnel';
 import pino from 'pino';
@@ -53,6 +54,7 @@ async function clientAsSeenByPeer(session: Promise<http2.ServerHttp2Session>, ex
   await expect.poll(() => s.state.remoteWindowSize).toBe(expectedWindow);
   return {
     initialWindowSize: s.remoteSettings.initialWindowSize,
+    maxFrameSize: s.remoteSettings.maxFrameSize,
     connectionWindow: s.state.remoteWindowSize,
   };
 }
@@ -83,10 +85,10 @@ it("raises window and frame size on the gateway's agent and internal listeners, 
   expect(await serverAsSeenByPeer(gateway.internalPort)).toEqual(expected);
 });
 
-it("raises the stream and connection windows of a proxy's client towards a gateway", async () => {
+it("raises the stream and connection windows and the frame size of a proxy's client towards a gateway", async () => {
   const gatewayStandIn = await rawServer();
   const bus = createMemoryBus();
-  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure() });
+  const router = new AgentRouter({ bus, logger, credentials: tunnelCredentials.insecure() });
   await router.start();
   cleanups.push(() => router.stop());
   await bus.presence.put({
@@ -107,17 +109,18 @@ it("raises the stream and connection windows of a proxy's client towards a gatew
   cleanups.push(() => stream.destroy());
   expect(await clientAsSeenByPeer(gatewayStandIn.session, GATEWAY_CLIENT_WINDOW)).toEqual({
     initialWindowSize: GATEWAY_CLIENT_WINDOW,
+    maxFrameSize: HTTP2_MAX_FRAME_SIZE,
     connectionWindow: GATEWAY_CLIENT_WINDOW,
   });
 });
 
-it("raises the stream and connection windows of the agent's tunnel client", async () => {
+it("raises the stream and connection windows and the frame size of the agent's tunnel client", async () => {
   const gatewayStandIn = await rawServer();
   const connector = new TunnelConnector({
     agentName: 'agent-a',
     agentVersion: 'test',
     target: `127.0.0.1:${gatewayStandIn.port}`,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => new Metadata(),
     heartbeatIntervalMs: 60_000,
     keepAlivePingIntervalMs: 0,
@@ -130,6 +133,7 @@ it("raises the stream and connection windows of the agent's tunnel client", asyn
   const window = 4 * 1024 * 1024;
   expect(await clientAsSeenByPeer(gatewayStandIn.session, window)).toEqual({
     initialWindowSize: window,
+    maxFrameSize: HTTP2_MAX_FRAME_SIZE,
     connectionWindow: window,
   });
 });

@@ -5,6 +5,7 @@ import { Client, type ClientDuplexStream, credentials, Metadata } from '@grpc/gr
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import {
   AGENT_TUNNEL_CONNECT_PATH,
   decodeFrame,
@@ -126,7 +127,7 @@ async function startAgent(name: string, gateway: Gateway, backendUrl: string): P
     agentName: name,
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => {
       const md = new Metadata();
       md.set('x-agent', name);
@@ -150,7 +151,7 @@ async function startRouter(bus: Bus, agent: string, extra: Partial<AgentRouterOp
   const router = new AgentRouter({
     bus,
     logger,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     registry,
     ...extra,
   });

@@ -1,5 +1,5 @@
-import { credentials } from '@grpc/grpc-js';
 import { type Bus, connectNatsBus, type PresenceEvent, type PresenceRecord } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { AgentRouter } from '@pullplane/router';
 import { freePort, type NatsServerHandle, startNatsServer } from '@pullplane/testing';
 import { isTunnelError, type TunnelStream } from '@pullplane/tunnel';
@@ -94,7 +94,7 @@ describe('records that expire without an event', () => {
     const r = new AgentRouter({
       bus,
       logger,
-      credentials: credentials.createInsecure(),
+      credentials: tunnelCredentials.insecure(),
       registry,
       reconcileIntervalMs,
     });

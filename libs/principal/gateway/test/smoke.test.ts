@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { text } from 'node:stream/consumers';
-import { credentials } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import type { Frame } from '@pullplane/proto';
 import { AgentRouter, GatewayLink } from '@pullplane/router';
 import { Multiplexer } from '@pullplane/tunnel';
@@ -79,7 +79,7 @@ async function startStand() {
     agentName: 'agent-a',
     agentVersion: 'test',
     target: `127.0.0.1:${gateway.agentPort}`,
-    credentials: credentials.createInsecure(),
+    credentials: tunnelCredentials.insecure(),
     metadata: () => {
       const md = new Metadata();
       md.set('x-agent', 'agent-a');
@@ -94,7 +94,7 @@ async function startStand() {
   });
   agent.start();
   cleanups.push(() => agent.stop());
-  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure() });
+  const router = new AgentRouter({ bus, logger, credentials: tunnelCredentials.insecure() });
   await router.start();
   cleanups.push(() => router.stop());
   await expect.poll(() => router.lookup('agent-a'), { timeout: 5000 }).toBeTruthy();
@@ -192,14 +192,15 @@ it('relays a small response to the proxy as one ResponseHead carrying body and e
   const sent: string[] = [];
   const links = router.linksTo(router.lookup('agent-a')!.internalAddress);
   const restore = links.map((link) => {
-    const call = (link as unknown as { call: { write: (f: Frame, cb?: () => void) => boolean } }).call;
-    const write = call.write;
-    call.write = (f, cb) => {
+    type Transport = { write: (f: Frame, cb?: () => void) => boolean };
+    const transport = (link as unknown as { call: { sink: { transport: Transport } } }).call.sink.transport;
+    const write = transport.write;
+    transport.write = (f, cb) => {
       sent.push(f.kind.case === 'open' ? `open hasBody=${f.kind.value.hasBody}` : String(f.kind.case));
-      return write.call(call, f, cb);
+      return write.call(transport, f, cb);
     };
     return () => {
-      call.write = write;
+      transport.write = write;
     };
   });
   try {

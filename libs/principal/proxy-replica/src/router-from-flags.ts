@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
-import { type ChannelCredentials, credentials, experimental } from '@grpc/grpc-js';
 import type { Bus } from '@pullplane/bus';
+import { type TunnelCredentials, tunnelCredentials } from '@pullplane/grpc-frames';
 import { AgentRouter, type LocalGateway } from '@pullplane/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -39,30 +37,23 @@ export function gatewayClientProblems(f: GatewayClientFlags): string[] {
 export const GATEWAY_CERT_REFRESH_MS = 60_000;
 
 /**
- * mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. With a CA
- * file the certificate, key and CA are re-read every `refreshMs` and every new connection takes
- * the latest (grpc-js's file-watching certificate provider); the files are read once here
- * first, so a missing or broken one fails at startup rather than on the first request.
+ * mTLS towards gateways' internal listeners, or plaintext when a mesh sidecar adds it. The
+ * certificate, key and CA (without a CA file: the system roots) are read here first, so a missing
+ * or broken file fails at startup rather than on the first request, and again at most every
+ * `refreshMs` when a connection is dialled, so a rotated one applies to the next connection.
  */
 export function gatewayCredentials(
   f: GatewayClientFlags,
   refreshMs = GATEWAY_CERT_REFRESH_MS,
-): ChannelCredentials {
-  if (f.gatewayPlaintext) return credentials.createInsecure();
+): TunnelCredentials {
+  if (f.gatewayPlaintext) return tunnelCredentials.insecure();
   if (!f.gatewayCertPath || !f.gatewayKeyPath) throw new Error(gatewayClientProblems(f).join('; '));
-  const ca = f.gatewayCaPath ? readFileSync(f.gatewayCaPath) : undefined;
-  const key = readFileSync(f.gatewayKeyPath);
-  const cert = readFileSync(f.gatewayCertPath);
-  createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
-  // Without a CA file the system roots verify gateways, and only a CA provider can rotate.
-  if (!f.gatewayCaPath) return credentials.createSsl(null, key, cert);
-  const files = new experimental.FileWatcherCertificateProvider({
-    certificateFile: f.gatewayCertPath,
-    privateKeyFile: f.gatewayKeyPath,
-    caCertificateFile: f.gatewayCaPath,
-    refreshIntervalMs: refreshMs,
+  return tunnelCredentials.files({
+    certFile: f.gatewayCertPath,
+    keyFile: f.gatewayKeyPath,
+    caFile: f.gatewayCaPath,
+    refreshMs,
   });
-  return experimental.createCertificateProviderChannelCredentials(files, files);
 }
 
 /** A started router for a proxy replica, configured from its gateway-client flags. */

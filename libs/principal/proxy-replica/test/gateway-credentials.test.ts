@@ -1,14 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type ChannelCredentials,
-  Client,
-  Server,
-  ServerCredentials,
-  type ServerUnaryCall,
-  type sendUnaryData,
-} from '@grpc/grpc-js';
+import type { TLSSocket } from 'node:tls';
+import { FrameClient, type TunnelCredentials } from '@pullplane/grpc-frames';
 import { createTestPki } from '@pullplane/testing';
 import { afterAll, expect, it } from 'vitest';
 import { gatewayCredentials } from '../src/index.js';
@@ -19,56 +14,45 @@ afterAll(async () => {
   for (const c of closers.reverse()) await c();
 });
 
-const bytes = (b: Buffer) => b;
-const WHO = '/pullplane.test.Echo/Who';
-
-/** A gRPC server requiring client certificates that answers with the caller's CN. */
+/** An HTTP/2 server requiring client certificates that answers any call with the caller's CN as its status message. */
 async function startWhoServer(): Promise<number> {
-  const server = new Server();
-  server.addService(
-    {
-      who: {
-        path: WHO,
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: bytes,
-        requestDeserialize: bytes,
-        responseSerialize: bytes,
-        responseDeserialize: bytes,
-      },
-    },
-    {
-      who: (call: ServerUnaryCall<Buffer, Buffer>, cb: sendUnaryData<Buffer>) =>
-        cb(null, Buffer.from(String(call.getAuthContext().sslPeerCertificate?.subject.CN ?? ''))),
-    },
-  );
   const pair = await pki.serverCert();
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      '127.0.0.1:0',
-      ServerCredentials.createSsl(
-        Buffer.from(pki.ca.certPem),
-        [{ cert_chain: Buffer.from(pair.certPem), private_key: Buffer.from(pair.keyPem) }],
-        true,
-      ),
-      (err, p) => (err ? reject(err) : resolve(p)),
-    ),
-  );
-  closers.push(() => new Promise((r) => server.tryShutdown(r)));
-  return port;
+  const server = http2.createSecureServer({
+    ca: pki.ca.certPem,
+    cert: pair.certPem,
+    key: pair.keyPem,
+    requestCert: true,
+    rejectUnauthorized: true,
+  });
+  server.on('stream', (stream) => {
+    const socket = stream.session?.socket as TLSSocket | undefined;
+    const cn = socket?.getPeerCertificate().subject?.CN ?? '';
+    stream.respond(
+      { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '0', 'grpc-message': String(cn) },
+      { endStream: true },
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => server.close(r)));
+  return (server.address() as { port: number }).port;
 }
 
-/** Asks over a new connection (not the shared subchannel pool): a connection keeps its certificate. */
-async function whoAmI(port: number, creds: ChannelCredentials): Promise<string> {
-  const client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.use_local_subchannel_pool': 1 });
+/** Asks over a new connection: a connection keeps its certificate. */
+async function whoAmI(port: number, creds: TunnelCredentials): Promise<string> {
+  const client = new FrameClient({
+    target: `127.0.0.1:${port}`,
+    credentials: creds,
+    serverNameOverride: 'localhost',
+  });
   try {
     return await new Promise<string>((resolve, reject) =>
-      client.makeUnaryRequest(WHO, bytes, bytes, Buffer.alloc(0), (err, r) =>
-        err ? reject(err) : resolve(String(r)),
-      ),
+      client.call('/pullplane.test.Echo/Who', undefined, {
+        onFrame: () => reject(new Error('a frame from the who server')),
+        onEnd: (end) => (end.code === 0 ? resolve(end.details) : reject(new Error(end.details))),
+      }),
     );
   } finally {
-    client.close();
+    client.destroy();
   }
 }
 

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { credentials } from '@grpc/grpc-js';
 import { Agent, RedisExecutor } from '@pullplane/agent-core';
 import { parseAuthMethod } from '@pullplane/auth';
 import { createMemoryBus } from '@pullplane/bus';
 import { agentAuthenticator, Gateway } from '@pullplane/gateway';
+import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { RespDecoder } from '@pullplane/resp';
 import { AgentRouter } from '@pullplane/router';
 import { createTestPki, type RedisServerHandle, startRedisServer, waitFor } from '@pullplane/testing';
@@ -83,7 +83,7 @@ export async function startStack(
     presenceRefreshMs: 30_000,
   });
   await gateway.start();
-  const router = new AgentRouter({ bus, logger, credentials: credentials.createInsecure(), local: gateway });
+  const router = new AgentRouter({ bus, logger, credentials: tunnelCredentials.insecure(), local: gateway });
   await router.start();
 
   const agents = new Map<string, AgentUnderTest>();
@@ -100,7 +100,7 @@ export async function startStack(
       agentVersion: 'test',
       target: `127.0.0.1:${gateway.agentPort}`,
       serverNameOverride: 'localhost',
-      credentials: credentials.createSsl(
+      credentials: tunnelCredentials.tls(
         Buffer.from(pki.ca.certPem),
         Buffer.from(cert.keyPem),
         Buffer.from(cert.certPem),

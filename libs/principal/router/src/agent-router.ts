@@ -1,6 +1,7 @@
 import { create } from '@bufbuild/protobuf';
-import type { ChannelCredentials, Client, Metadata } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
+import type { FrameClient, TunnelCredentials } from '@pullplane/grpc-frames';
 import { type Open, OpenSchema } from '@pullplane/proto';
 import {
   DEFAULT_SESSION_WINDOW_BUDGET,
@@ -29,7 +30,7 @@ export interface AgentRouterOptions {
   bus: Bus;
   logger: Logger;
   /** Credentials towards gateways' internal listeners (mTLS, or insecure behind a mesh). */
-  credentials: ChannelCredentials;
+  credentials: TunnelCredentials;
   /** Extra metadata on every link (e.g. a token for the internal listener). */
   metadata?: () => Metadata;
   local?: LocalGateway;
@@ -181,7 +182,7 @@ function safeToRepeat(open: Open): boolean {
  */
 export class AgentRouter {
   private readonly table: RouteTable;
-  private readonly clients = new Map<string, Client>();
+  private readonly clients = new Map<string, FrameClient>();
   private readonly pools = new Map<string, LinkPool>();
   private readonly metrics: RouterMetrics | undefined;
   private stopped = false;
@@ -399,7 +400,7 @@ export class AgentRouter {
     return pool;
   }
 
-  private client(address: string): Client {
+  private client(address: string): FrameClient {
     let c = this.clients.get(address);
     if (!c) {
       c = gatewayClient(address, this.opts.credentials, { serverNameOverride: this.opts.serverNameOverride });

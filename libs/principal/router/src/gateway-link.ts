@@ -1,66 +1,42 @@
+import { Metadata, status } from '@grpc/grpc-js';
 import {
-  type ChannelCredentials,
-  type ChannelOptions,
-  Client,
-  type ClientDuplexStream,
-  Metadata,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js';
-import {
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  GATEWAY_LINK_PATH,
-  MAX_TUNNEL_MESSAGE_BYTES,
-} from '@pullplane/proto';
-import {
-  duplexFrameSink,
-  Multiplexer,
-  TunnelError,
-  TunnelErrorCode,
-  type WindowBudget,
-} from '@pullplane/tunnel';
+  type CallStatus,
+  FrameClient,
+  type FrameClientCall,
+  TUNNEL_HTTP2_WINDOW,
+  type TunnelCredentials,
+} from '@pullplane/grpc-frames';
+import { type Frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
+import { Multiplexer, TunnelError, TunnelErrorCode, type WindowBudget } from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
 
 /** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
-export const GATEWAY_CLIENT_WINDOW = 4 * 1024 * 1024;
+export const GATEWAY_CLIENT_WINDOW = TUNNEL_HTTP2_WINDOW;
 
-export interface GatewayChannelOptionsInit {
+export interface GatewayClientInit {
   /** Name to verify in the gateway's certificate when it is dialled by pod IP. */
   serverNameOverride?: string | undefined;
 }
 
 /**
- * Channel options of a proxy replica's client towards a gateway's internal listener.
- *
- * `grpc-node.flow_control_window` is the one HTTP/2 knob grpc-js (1.14) has on the client:
- * it is both the initial stream window in the first SETTINGS frame and, by a WINDOW_UPDATE
- * before the first call, the connection window. Without it Node's 64 KiB would cap every
- * response (and all of them together) at 64 KiB per round trip. The client's maximum frame
- * size cannot be set through grpc-js and stays at HTTP/2's 16 KiB.
+ * A client towards one gateway's internal listener; its links share its connection. Keepalive
+ * PINGs find a dead gateway between heartbeats; a connection lost is dialled again by the next
+ * link, at once (presence, not backoff, decides whether the gateway is still worth dialling).
  */
-export function gatewayChannelOptions(init: GatewayChannelOptionsInit = {}): ChannelOptions {
-  return {
-    'grpc.keepalive_time_ms': 20_000,
-    'grpc.keepalive_timeout_ms': 5_000,
-    'grpc.max_receive_message_length': MAX_TUNNEL_MESSAGE_BYTES,
-    'grpc-node.max_session_memory': 256,
-    ...(init.serverNameOverride ? { 'grpc.ssl_target_name_override': init.serverNameOverride } : {}),
-    'grpc-node.flow_control_window': GATEWAY_CLIENT_WINDOW,
-    // Fail fast on a dead gateway instead of backing off for a minute.
-    'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 2_000,
-  };
-}
-
-/** A client towards one gateway's internal listener; its links share its connection. */
 export function gatewayClient(
   address: string,
-  credentials: ChannelCredentials,
-  init: GatewayChannelOptionsInit = {},
-): Client {
-  return new Client(address, credentials, gatewayChannelOptions(init));
+  credentials: TunnelCredentials,
+  init: GatewayClientInit = {},
+): FrameClient {
+  return new FrameClient({
+    target: address,
+    credentials,
+    serverNameOverride: init.serverNameOverride,
+    keepAliveIntervalMs: 20_000,
+    keepAliveTimeoutMs: 5_000,
+    maxSessionMemoryMb: 256,
+    userAgent: 'pullplane-proxy',
+  });
 }
 
 /** Streams one link may carry at once; the gateway holds its side of a link to the same number. */
@@ -68,7 +44,7 @@ export const LINK_MAX_CONCURRENT_STREAMS = 65_536;
 
 export interface GatewayLinkOptions {
   address: string;
-  client: Client;
+  client: FrameClient;
   /** Metadata of the call (e.g. a token for the internal listener). */
   metadata?: Metadata | undefined;
   /** Heartbeat period; a link that leaves one unanswered until the next is closed. */
@@ -85,12 +61,12 @@ export interface GatewayLinkOptions {
 
 /**
  * One persistent GatewayForward.Link call to a gateway, carrying many logical streams through a
- * multiplexer like an agent's tunnel. This module is the router's one contact with grpc-js:
- * the channel options, the client and the call. Streams attached before the gateway's Welcome (which sets
+ * multiplexer like an agent's tunnel. This module is the router's one contact with the wire:
+ * the client and the call. Streams attached before the gateway's Welcome (which sets
  * the window and chunk size of the link) wait, detached, and leave together with it.
  */
 export class GatewayLink {
-  private readonly call: ClientDuplexStream<Frame, Frame>;
+  private readonly call: FrameClientCall;
   private mux: Multiplexer | undefined;
   private waiting: LinkStream[] = [];
   private closedWith: TunnelError | undefined;
@@ -102,26 +78,10 @@ export class GatewayLink {
   private retired = false;
 
   constructor(private readonly opts: GatewayLinkOptions) {
-    const call = opts.client.makeBidiStreamRequest<Frame, Frame>(
-      GATEWAY_LINK_PATH,
-      encodeFrame,
-      decodeFrame,
-      opts.metadata ?? new Metadata(),
-    );
-    this.call = call;
-    call.on('data', (f: Frame) => this.onFrame(f));
-    call.on('error', (err: ServiceError) => {
-      const refused = err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED;
-      this.close(
-        new TunnelError(
-          refused ? TunnelErrorCode.REFUSED : TunnelErrorCode.UNAVAILABLE,
-          `gateway ${opts.address}: ${err.details || err.message}`,
-        ),
-      );
+    this.call = opts.client.call(GATEWAY_LINK_PATH, opts.metadata ?? new Metadata(), {
+      onFrame: (f) => this.onFrame(f),
+      onEnd: (end) => this.onCallEnd(end),
     });
-    call.on('end', () =>
-      this.close(new TunnelError(TunnelErrorCode.UNAVAILABLE, `gateway ${opts.address} ended the link`)),
-    );
     this.pingTimer = setInterval(() => this.heartbeat(), opts.pingIntervalMs);
     this.pingTimer.unref();
     if (opts.maxAgeMs && opts.maxAgeMs > 0) {
@@ -154,6 +114,20 @@ export class GatewayLink {
     else this.waiting.push(stream);
   }
 
+  private onCallEnd(end: CallStatus): void {
+    if (end.code === status.OK) {
+      this.close(new TunnelError(TunnelErrorCode.UNAVAILABLE, `gateway ${this.opts.address} ended the link`));
+      return;
+    }
+    const refused = end.code === status.UNAUTHENTICATED || end.code === status.PERMISSION_DENIED;
+    this.close(
+      new TunnelError(
+        refused ? TunnelErrorCode.REFUSED : TunnelErrorCode.UNAVAILABLE,
+        `gateway ${this.opts.address}: ${end.details || status[end.code]}`,
+      ),
+    );
+  }
+
   private onFrame(f: Frame): void {
     if (this.mux) {
       this.mux.receive(f);
@@ -170,7 +144,7 @@ export class GatewayLink {
     }
     const w = f.kind.value;
     const mux = new Multiplexer({
-      sink: duplexFrameSink(this.call),
+      sink: this.call.sink,
       idParity: 'odd',
       maxChunkSize: w.maxChunkSize,
       initialWindow: w.initialWindow,

@@ -8,10 +8,9 @@ export {
 export { agentNotConnected } from './errors.js';
 export {
   GATEWAY_CLIENT_WINDOW,
-  type GatewayChannelOptionsInit,
+  type GatewayClientInit,
   GatewayLink,
   type GatewayLinkOptions,
-  gatewayChannelOptions,
   gatewayClient,
 } from './gateway-link.js';
 export { LinkStream, type Route, type UnroutedHandler } from './link-stream.js';

@@ -1,11 +1,12 @@
-import type { ChannelCredentials, Metadata } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type AgentOptions } from '@pullplane/agent-core';
+import type { TunnelCredentials } from '@pullplane/grpc-frames';
 import { type FakeKubeApiServer, seedArgoDemo, startFakeKubeApiServer } from '@pullplane/testing';
 import type { Logger } from 'pino';
 
 export interface AgentCredentials {
-  credentials: ChannelCredentials;
+  credentials: TunnelCredentials;
   metadata?: () => Metadata | Promise<Metadata>;
   serverNameOverride?: string;
 }
