@@ -21,6 +21,11 @@ export interface FrameClientOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** Memory one connection's HTTP/2 session may hold, in MiB. */
   maxSessionMemoryMb?: number | undefined;
+  /**
+   * A connection not up (TCP, TLS and the server's SETTINGS) within this long is abandoned and
+   * its calls end UNAVAILABLE; without it a dropped SYN would hold them for the OS's minutes.
+   */
+  connectTimeoutMs?: number | undefined;
   maxMessageBytes?: number | undefined;
   /** Sent as user-agent. */
   userAgent?: string | undefined;
@@ -137,7 +142,15 @@ export class FrameClient {
     session.on('goaway', () => {
       if (this.session === session) this.session = undefined;
     });
+    const connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
+    const notConnected = setTimeout(
+      () => session.destroy(new Error(`no connection to ${o.target} within ${connectTimeoutMs} ms`)),
+      connectTimeoutMs,
+    );
+    notConnected.unref();
+    session.once('close', () => clearTimeout(notConnected));
     session.once('connect', () => {
+      clearTimeout(notConnected);
       // The connection window is separate from the stream windows SETTINGS sets.
       session.setLocalWindowSize(TUNNEL_HTTP2_WINDOW);
       this.keepAlive(session);

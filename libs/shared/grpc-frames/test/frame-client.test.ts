@@ -13,6 +13,7 @@ import {
 } from '../src/index.js';
 
 const PATH = '/pullplane.test.Frames/Echo';
+const pki = await createTestPki();
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
@@ -256,6 +257,27 @@ describe('connections', () => {
     expect(end.details).toMatch(/ECONNREFUSED/);
   });
 
+  it('gives up on a connection not up within the connect timeout (a peer that never answers the TLS handshake)', async () => {
+    // Reads what it is sent (the ClientHello) and answers nothing.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket.resume());
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((r) => silent.close(r));
+    });
+    const c = client((silent.address() as AddressInfo).port, {
+      credentials: tunnelCredentials.tls(Buffer.from(pki.ca.certPem)),
+      serverNameOverride: 'localhost',
+      connectTimeoutMs: 300,
+    });
+    const end = await open(c).ended;
+    expect(end.code).toBe(status.UNAVAILABLE);
+    expect(end.details).toMatch(/no connection to 127\.0\.0\.1:\d+ within 300 ms/);
+  });
+
   it('cancel() resets the stream: the server sees it aborted, the call ends CANCELLED', async () => {
     let rst!: (code: number) => void;
     const serverSaw = new Promise<number>((r) => {
@@ -355,8 +377,6 @@ describe('connections', () => {
     expect(end.details).toMatch(/no PING answer/);
   });
 });
-
-const pki = await createTestPki();
 
 describe('TLS', () => {
   async function tlsServer() {
