@@ -75,12 +75,13 @@ export class FrameClient {
       session = this.usableSession();
       stream = session.request(
         {
+          // Metadata first: none of its keys may replace what makes this a gRPC call.
+          ...(metadata ?? new Metadata()).toHttp2Headers(),
           ':method': 'POST',
           ':path': path,
           'content-type': 'application/grpc',
           te: 'trailers',
           'user-agent': this.opts.userAgent ?? 'pullplane',
-          ...(metadata ?? new Metadata()).toHttp2Headers(),
         },
         { endStream: false },
       );

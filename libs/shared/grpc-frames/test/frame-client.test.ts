@@ -278,6 +278,39 @@ describe('connections', () => {
     expect(end.details).toMatch(/no connection to 127\.0\.0\.1:\d+ within 300 ms/);
   });
 
+  it("sends the call's metadata, and no metadata key replaces the headers that make it gRPC", async () => {
+    let seen!: (h: http2.IncomingHttpHeaders) => void;
+    const headers = new Promise<http2.IncomingHttpHeaders>((r) => {
+      seen = r;
+    });
+    const { port } = await rawServer((s, h) => {
+      seen(h);
+      s.respond({ ...GRPC_HEADERS, 'grpc-status': '0' }, { endStream: true });
+    });
+    const md = new Metadata();
+    md.set('authorization', 'Bearer t0ken');
+    md.set('content-type', 'text/plain');
+    md.set('te', 'gzip');
+    md.set('user-agent', 'someone-else');
+    expect((await open(client(port, { userAgent: 'pullplane-test' }), md).ended).code).toBe(status.OK);
+    const h = await headers;
+    expect({
+      method: h[':method'],
+      path: h[':path'],
+      contentType: h['content-type'],
+      te: h.te,
+      userAgent: h['user-agent'],
+      authorization: h.authorization,
+    }).toEqual({
+      method: 'POST',
+      path: PATH,
+      contentType: 'application/grpc',
+      te: 'trailers',
+      userAgent: 'pullplane-test',
+      authorization: 'Bearer t0ken',
+    });
+  });
+
   it('cancel() resets the stream: the server sees it aborted, the call ends CANCELLED', async () => {
     let rst!: (code: number) => void;
     const serverSaw = new Promise<number>((r) => {
