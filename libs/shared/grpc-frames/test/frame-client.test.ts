@@ -70,6 +70,19 @@ async function rawServer(
 
 const GRPC_HEADERS = { ':status': 200, 'content-type': 'application/grpc' };
 
+/** A grpc-js server (an independent gRPC implementation) serving PATH with `handler`; its port. */
+async function grpcJsServer(handler: (call: ServerDuplexStream<Frame, Frame>) => void): Promise<number> {
+  const server = new Server();
+  server.register(PATH, handler, encodeFrame, decodeFrame, 'bidi');
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  cleanups.push(() => server.forceShutdown());
+  return port;
+}
+
 /** A gRPC message of raw bytes. */
 function message(body: Uint8Array, flag = 0): Buffer {
   const prefix = Buffer.alloc(5);
@@ -82,30 +95,17 @@ const ping = (n: number) => frame({ case: 'ping', value: { sentUnixMs: BigInt(n)
 
 describe('against grpc-js, an independent gRPC implementation', () => {
   it('carries frames both ways as whole messages, metadata to the server, and the OK status after the last frame', async () => {
-    const server = new Server();
     let seenToken: unknown;
-    server.register(
-      PATH,
-      (call: ServerDuplexStream<Frame, Frame>) => {
-        seenToken = call.metadata.get('authorization')[0];
-        let n = 0;
-        call.on('data', (f: Frame) => {
-          call.write(f);
-          // A batch is one message of several frames: count the frames.
-          n += f.kind.case === 'batch' ? f.kind.value.frames.length : 1;
-          if (n === 3) call.end();
-        });
-      },
-      encodeFrame,
-      decodeFrame,
-      'bidi',
-    );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      ),
-    );
-    cleanups.push(() => server.forceShutdown());
+    const port = await grpcJsServer((call) => {
+      seenToken = call.metadata.get('authorization')[0];
+      let n = 0;
+      call.on('data', (f: Frame) => {
+        call.write(f);
+        // A batch is one message of several frames: count the frames.
+        n += f.kind.case === 'batch' ? f.kind.value.frames.length : 1;
+        if (n === 3) call.end();
+      });
+    });
     const md = new Metadata();
     md.set('authorization', 'Bearer t0ken');
     const { call, frames, ended } = open(client(port), md);
@@ -126,21 +126,9 @@ describe('against grpc-js, an independent gRPC implementation', () => {
   });
 
   it("reports grpc-js's refusal (a status in trailers-only headers) with its code and decoded message", async () => {
-    const server = new Server();
-    server.register(
-      PATH,
-      (call: ServerDuplexStream<Frame, Frame>) =>
-        call.emit('error', { code: status.PERMISSION_DENIED, details: 'agent “a” may not — 100%' }),
-      encodeFrame,
-      decodeFrame,
-      'bidi',
+    const port = await grpcJsServer((call) =>
+      call.emit('error', { code: status.PERMISSION_DENIED, details: 'agent “a” may not — 100%' }),
     );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      ),
-    );
-    cleanups.push(() => server.forceShutdown());
     const { ended, frames } = open(client(port));
     expect(await ended).toEqual({ code: status.PERMISSION_DENIED, details: 'agent “a” may not — 100%' });
     expect(frames).toEqual([]);
