@@ -1,5 +1,6 @@
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { Metadata, Server, ServerCredentials, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { dataFrame, decodeFrame, encodeFrame, type Frame, frame } from '@pullplane/proto';
 import { createTestPki } from '@pullplane/testing';
@@ -432,6 +433,20 @@ describe('TLS', () => {
     ).ended;
     expect(untrusted.code).toBe(status.UNAVAILABLE);
     expect(untrusted.details).toMatch(/certificate/);
+  });
+
+  it("accepts a server it cannot verify only when told not to verify (the agent's --insecure-tls)", async () => {
+    const { port } = await tlsServer();
+    const otherCa = await createTestPki();
+    const context = createSecureContext({ ca: otherCa.ca.certPem });
+    const verifying = tunnelCredentials.fromSecureContext(context);
+    const unverified = tunnelCredentials.fromSecureContext(context, { rejectUnauthorized: false });
+    expect(
+      (await open(client(port, { credentials: verifying, serverNameOverride: 'localhost' })).ended).code,
+    ).toBe(status.UNAVAILABLE);
+    expect(
+      (await open(client(port, { credentials: unverified, serverNameOverride: 'localhost' })).ended).code,
+    ).toBe(status.OK);
   });
 
   it('asks its credentials once per connection dialled, not per call', async () => {
