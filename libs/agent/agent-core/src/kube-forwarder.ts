@@ -7,6 +7,8 @@ import {
   isEventResource,
   isJsonContentType,
   isManagedFilterError,
+  ManagedFilterError,
+  ManagedFilterErrorCode,
   NOT_MANAGED_MESSAGE,
   negotiateAccept,
   parseKubePath,
@@ -285,6 +287,8 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     if (stream.destroyed) return;
     let call: BackendCall | undefined;
     let responseComplete = false;
+    /** Answered here, the call cut short on purpose: its error (the abort) is no failure to report. */
+    let answeredHere = false;
     /** What the response's chunks go to, once its head has said how to answer. */
     let sink: ((chunk: Buffer) => boolean) | undefined;
     let finish: (() => void) | undefined;
@@ -302,8 +306,37 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
     const handler: BackendCallHandler = {
       onResponse: (res) => {
         const status = res.status;
-        const json = isJsonContentType(rawHeader(res.rawHeaders, 'content-type'));
-        if (gate && postCheck && status >= 200 && status < 300 && json) {
+        const responseType = rawHeader(res.rawHeaders, 'content-type');
+        const json = isJsonContentType(responseType);
+        const ok = status >= 200 && status < 300;
+        // A body the rule must read that is not JSON (a server that ignored the Accept the agent
+        // set) is refused, never passed on unread: that would show every object it holds.
+        if (
+          gate &&
+          ok &&
+          !json &&
+          (postCheck || (decision?.action === 'forward' && decision.filter !== 'none'))
+        ) {
+          answeredHere = true;
+          responseComplete = true;
+          call?.abort();
+          if (postCheck) {
+            refuseUnjudged(
+              stream,
+              log,
+              new Error(`the cluster answered ${responseType ?? 'with no content type'}`),
+            );
+            return;
+          }
+          const err = new ManagedFilterError(
+            ManagedFilterErrorCode.MALFORMED_RESPONSE,
+            `the cluster answered ${responseType ?? 'with no content type'}, which the managed-resource rule cannot read`,
+          );
+          log.warn({ contentType: responseType }, err.message);
+          respondStatus(stream, err.httpStatus, err.reason, err.message);
+          return;
+        }
+        if (gate && postCheck && ok && json) {
           // The object is judged whole: gathered here, bounded as it arrives.
           const chunks: Buffer[] = [];
           let size = 0;
@@ -312,6 +345,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
             if (size > MAX_DECISION_BODY) {
               sink = () => true;
               finish = undefined;
+              answeredHere = true;
               call?.abort();
               refuseUnjudged(stream, log, new Error('object too large to check'));
               return true;
@@ -357,7 +391,7 @@ export function createKubeForwarder(opts: KubeForwarderOptions): KubeForwarder {
         finish?.();
       },
       onError: (err, responded) => {
-        if (stream.destroyed) return;
+        if (stream.destroyed || answeredHere) return;
         if (responded) {
           stream.reset(TunnelErrorCode.INTERNAL, `cluster API stream failed: ${err.message}`);
           return;
