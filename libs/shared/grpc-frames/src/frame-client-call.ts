@@ -40,12 +40,11 @@ export class FrameClientCall {
 
   /** A call that could not be opened: it ends with `end` in a microtask and sends nothing. */
   static failed(end: CallStatus, maxMessageBytes: number, handlers: FrameCallHandlers): FrameClientCall {
-    return new FrameClientCall(undefined, undefined, maxMessageBytes, handlers, end);
+    return new FrameClientCall(undefined, maxMessageBytes, handlers, end);
   }
 
   constructor(
     private readonly stream: http2.ClientHttp2Stream | undefined,
-    readonly session: http2.ClientHttp2Session | undefined,
     maxMessageBytes: number,
     private readonly handlers: FrameCallHandlers,
     failedWith?: CallStatus,
@@ -111,11 +110,6 @@ export class FrameClientCall {
       this.lastError = err;
     });
     stream.on('close', () => this.settle());
-  }
-
-  /** Whether the call can still send (not ended, cancelled or failed). */
-  get writable(): boolean {
-    return !!this.stream && !this.stream.destroyed && !this.stream.writableEnded;
   }
 
   /** Sends one frame (it leaves with the rest of this turn's). */

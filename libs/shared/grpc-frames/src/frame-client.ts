@@ -69,11 +69,9 @@ export class FrameClient {
         maxMessageBytes,
         handlers,
       );
-    let session: http2.ClientHttp2Session;
     let stream: http2.ClientHttp2Stream;
     try {
-      session = this.usableSession();
-      stream = session.request(
+      stream = this.usableSession().request(
         {
           // Metadata first: none of its keys may replace what makes this a gRPC call.
           ...(metadata ?? new Metadata()).toHttp2Headers(),
@@ -92,7 +90,7 @@ export class FrameClient {
         handlers,
       );
     }
-    return new FrameClientCall(stream, session, maxMessageBytes, handlers);
+    return new FrameClientCall(stream, maxMessageBytes, handlers);
   }
 
   /** No new calls; the connection closes once its calls are done. */
