@@ -1,8 +1,7 @@
-import { create } from '@bufbuild/protobuf';
 import type { Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import type { FrameClient, TunnelCredentials } from '@pullplane/grpc-frames';
-import { type Open, OpenSchema } from '@pullplane/proto';
+import { type Open, openMessage } from '@pullplane/proto';
 import {
   DEFAULT_SESSION_WINDOW_BUDGET,
   Deadline,
@@ -252,7 +251,7 @@ export class AgentRouter {
     const open = openInitOf(init);
     const local = this.opts.local;
     if (local && record.gatewayId === local.gatewayId)
-      return local.openLocal(agent, create(OpenSchema, { ...open, agent, streamId: 1 }));
+      return local.openLocal(agent, openMessage({ ...open, agent }, 1));
     const stream = new LinkStream({ ...open, agent }, this.opts.maxChunkSize ?? 64 * 1024, this.onUnrouted);
     stream.ceiling = this.linkBudget;
     stream.onOverCeiling = () => this.metrics?.overBudget.inc();

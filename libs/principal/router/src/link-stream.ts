@@ -1,5 +1,4 @@
-import { create } from '@bufbuild/protobuf';
-import { type Frame, OpenSchema } from '@pullplane/proto';
+import { type Frame, openMessage } from '@pullplane/proto';
 import {
   type AbortCause,
   DEFAULT_INITIAL_WINDOW,
@@ -56,7 +55,7 @@ export class LinkStream extends LogicalStream {
     highWaterMark: number,
     private readonly unrouted: UnroutedHandler,
   ) {
-    const open = create(OpenSchema, { ...init, streamId: 0 });
+    const open = openMessage(init, 0);
     const body = open.body;
     const ends = !open.hasBody;
     if (body.byteLength > 0) {

@@ -81,6 +81,7 @@ export {
   MAX_RESPONSE_HEADER_BYTES_LIMIT,
   MAX_TUNNEL_MESSAGE_BYTES,
 } from './limits.js';
+export { type OpenMessageInit, openMessage } from './open-message.js';
 export { checkRequestPath } from './request-path.js';
 export {
   AGENT_TUNNEL_CONNECT_PATH,

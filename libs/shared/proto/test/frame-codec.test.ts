@@ -1,3 +1,4 @@
+import { create } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
 import { lastDecodeWork } from '../src/codec/frame-decoder.js';
 import {
@@ -8,7 +9,11 @@ import {
   endFrame,
   type Frame,
   frame,
+  HttpRequestHeadSchema,
   negotiateVersion,
+  type OpenMessageInit,
+  OpenSchema,
+  openMessage,
   ResetCode,
   resetFrame,
   responseHeadFrame,
@@ -192,5 +197,68 @@ describe('hot frame constructors', () => {
       expect(shape(fast)).toEqual(shape(reference));
       expect(encodeFrame(fast).equals(encodeFrame(reference))).toBe(true);
     }
+  });
+});
+
+describe('openMessage', () => {
+  const shape = (v: unknown): unknown =>
+    v instanceof Uint8Array
+      ? ['bytes', ...v]
+      : Array.isArray(v)
+        ? v.map(shape)
+        : v && typeof v === 'object'
+          ? Object.entries(v).map(([k, x]) => [k, shape(x)])
+          : v;
+  const inits: OpenMessageInit[] = [
+    {},
+    { head: { case: 'http', value: { method: 'GET', path: '/api/v1/pods', headers: [] } } },
+    {
+      head: {
+        case: 'http',
+        value: {
+          method: 'POST',
+          path: '/api/v1/namespaces/a/pods/p/exec',
+          headers: [
+            { name: 'content-type', value: 'application/json' },
+            { name: 'x-empty', value: '' },
+          ],
+          upgrade: 'websocket',
+        },
+      },
+      agent: 'agent-a',
+      requestId: 'r-1',
+      hasBody: true,
+      body: Buffer.from('{"a":1}'),
+      timeoutMs: 30_000,
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'k=v',
+    },
+    { head: { case: 'redis', value: { args: [Buffer.from('GET'), Buffer.from('k')], respVersion: 3 } } },
+    { head: { case: 'redis', value: { pipeline: true } }, body: Buffer.from('*1\r\n$4\r\nPING\r\n') },
+    { head: { case: 'extension', value: { name: 'metrics' } } },
+    {
+      head: {
+        case: 'extension',
+        value: {
+          name: 'metrics',
+          http: { method: 'GET', path: '/x?y=1', headers: [{ name: 'a', value: 'b' }] },
+        },
+      },
+    },
+  ];
+  it('builds what create(OpenSchema) builds, property for property, in the same order, to the same bytes', () => {
+    for (const init of inits) {
+      const fast = openMessage(init, 7);
+      const reference = create(OpenSchema, { ...init, streamId: 7 });
+      expect(shape(fast)).toEqual(shape(reference));
+      const asFrames = [frame({ case: 'open', value: fast }), frame({ case: 'open', value: reference })];
+      expect(encodeFrame(asFrames[0]!).equals(encodeFrame(asFrames[1]!))).toBe(true);
+    }
+  });
+
+  it('keeps a head that is already a message, as create() does', () => {
+    const http = create(HttpRequestHeadSchema, { method: 'GET', path: '/' });
+    const open = openMessage({ head: { case: 'http', value: http } }, 1);
+    expect(open.head.value).toBe(http);
   });
 });

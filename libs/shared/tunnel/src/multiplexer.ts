@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import {
   type Frame,
   frame,
@@ -9,7 +8,8 @@ import {
   MAX_CHUNK_BYTES,
   MAX_RESET_MESSAGE_CHARS,
   type Open,
-  OpenSchema,
+  type OpenMessageInit,
+  openMessage,
   PROTOCOL_VERSION_MAX,
   ProtocolVersion,
   type Registration,
@@ -82,7 +82,7 @@ export interface PeerViolation {
 }
 
 /** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */
-export type OpenInit = Omit<Exclude<MessageInitShape<typeof OpenSchema>, Open>, 'streamId' | '$typeName'>;
+export type OpenInit = OpenMessageInit;
 
 export interface MultiplexerEvents {
   goaway: [GoAway];
@@ -223,7 +223,7 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
   open(init: OpenInit): LogicalStream {
     this.checkCanOpen();
     const id = this.allocateId();
-    const open = create(OpenSchema, { ...init, streamId: id });
+    const open = openMessage(init, id);
     // An inline body the peer cannot take (v1, or more than one chunk of credit) follows as Data.
     let follows: Uint8Array | undefined;
     let endsAfter = false;
