@@ -150,6 +150,9 @@ export class FrameClient {
     session.once('close', () => clearTimeout(notConnected));
     session.once('connect', () => {
       clearTimeout(notConnected);
+      // 'connect' is emitted a tick after the handshake: the client may have been destroyed
+      // (stopped, or its call given up) in between, and a destroyed session throws on use.
+      if (session.destroyed || session.closed) return;
       // The connection window is separate from the stream windows SETTINGS sets.
       session.setLocalWindowSize(TUNNEL_HTTP2_WINDOW);
       this.keepAlive(session);

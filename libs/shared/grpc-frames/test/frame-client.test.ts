@@ -300,6 +300,18 @@ describe('connections', () => {
     });
   });
 
+  it('a client destroyed between its handshake and the connect event is left alone (nothing thrown)', async () => {
+    const { port } = await rawServer((s) => s.respond(GRPC_HEADERS));
+    const c = client(port);
+    const { ended } = open(c);
+    const session = (c as unknown as { session: http2.ClientHttp2Session }).session;
+    // Runs before the client's own 'connect' handler: the client is destroyed in between.
+    session.prependOnceListener('connect', () => c.destroy());
+    const end = await ended;
+    expect(end.code).toBe(status.UNAVAILABLE);
+    expect(session.destroyed).toBe(true);
+  });
+
   it('cancel() resets the stream: the server sees it aborted, the call ends CANCELLED', async () => {
     let rst!: (code: number) => void;
     const serverSaw = new Promise<number>((r) => {

@@ -224,6 +224,9 @@ export function writableFrameTransport(
   stream: Pick<Writable, 'destroyed' | 'writableEnded' | 'writableNeedDrain'> & EventEmitter,
   write: FrameTransport['write'],
 ): FrameTransport {
+  // Every writer held back waits on one promise: a listener pair per waiter would pile up on
+  // the stream (one per logical stream of the tunnel).
+  let draining: Promise<void> | undefined;
   return {
     get closed() {
       return stream.destroyed || stream.writableEnded;
@@ -236,15 +239,19 @@ export function writableFrameTransport(
       if (stream.destroyed) queueMicrotask(cb);
       else stream.once('close', cb);
     },
-    async drained() {
-      if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return;
-      // Resolve on close as well: a dead transport never drains, and writers must not hang.
-      const ac = new AbortController();
-      await Promise.race([
-        once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
-        once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
-      ]);
-      ac.abort();
+    drained() {
+      if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return Promise.resolve();
+      draining ??= (async () => {
+        // Resolve on close as well: a dead transport never drains, and writers must not hang.
+        const ac = new AbortController();
+        await Promise.race([
+          once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
+          once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
+        ]);
+        ac.abort();
+        draining = undefined;
+      })();
+      return draining;
     },
   };
 }
