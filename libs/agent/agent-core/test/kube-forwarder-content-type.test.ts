@@ -113,18 +113,22 @@ async function get(path: string): Promise<{ status: number; body: string }> {
   return { status: head.status, body: await text(s) };
 }
 
-it('answers a named GET whose object came back as YAML with the not-managed 404, never the object', async () => {
-  const path = '/api/v1/namespaces/default/configmaps/tracked';
-  // As JSON, the tracked object is shown.
-  expect((await get(path)).status).toBe(200);
-  yamlPaths.add(path);
-  const answer = await get(path);
+/** The answer an unmanaged object gets: the cluster's 404 wording, nothing of the object. */
+function expectNotManaged(answer: { status: number; body: string }): void {
   expect(answer.status).toBe(404);
   expect(JSON.parse(answer.body)).toMatchObject({
     kind: 'Status',
     reason: 'NotFound',
     message: NOT_MANAGED_MESSAGE,
   });
+}
+
+it('answers a named GET whose object came back as YAML with the not-managed 404, never the object', async () => {
+  const path = '/api/v1/namespaces/default/configmaps/tracked';
+  // As JSON, the tracked object is shown.
+  expect((await get(path)).status).toBe(200);
+  yamlPaths.add(path);
+  expectNotManaged(await get(path));
 });
 
 it('answers a LIST that came back as YAML with a 502 Status naming the type, never the unfiltered list', async () => {
@@ -147,11 +151,5 @@ it('answers a LIST that came back as YAML with a 502 Status naming the type, nev
 it('answers a named GET whose object is too large to judge with the not-managed 404, not a reset', async () => {
   const path = '/api/v1/namespaces/default/configmaps/huge';
   hugePaths.add(path);
-  const answer = await get(path);
-  expect(answer.status).toBe(404);
-  expect(JSON.parse(answer.body)).toMatchObject({
-    kind: 'Status',
-    reason: 'NotFound',
-    message: NOT_MANAGED_MESSAGE,
-  });
+  expectNotManaged(await get(path));
 });

@@ -1,24 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { text } from 'node:stream/consumers';
-import { Client, type ClientDuplexStream, credentials, Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from '@pullplane/agent-core';
 import { type Bus, createMemoryBus } from '@pullplane/bus';
-import { tunnelCredentials } from '@pullplane/grpc-frames';
-import {
-  AGENT_TUNNEL_CONNECT_PATH,
-  decodeFrame,
-  encodeFrame,
-  type Frame,
-  frame,
-  ResetCode,
-  resetFrame,
-} from '@pullplane/proto';
+import { FrameClient, type FrameClientCall, tunnelCredentials } from '@pullplane/grpc-frames';
+import { AGENT_TUNNEL_CONNECT_PATH, type Frame, frame, ResetCode, resetFrame } from '@pullplane/proto';
 import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
 import {
   Deadline,
-  duplexFrameSink,
   forEachFrame,
   isTunnelError,
   type LogicalStream,
@@ -193,36 +184,38 @@ async function fakeAgent(
   version: number,
   onStream: (s: LogicalStream, mux: Multiplexer) => void,
 ): Promise<{ seen: Frame[] }> {
-  const client = new Client(`127.0.0.1:${g.agentPort}`, credentials.createInsecure());
+  const client = new FrameClient({
+    target: `127.0.0.1:${g.agentPort}`,
+    credentials: tunnelCredentials.insecure(),
+  });
   const md = new Metadata();
   md.set('x-agent', name);
-  const call = client.makeBidiStreamRequest<Frame, Frame>(
-    AGENT_TUNNEL_CONNECT_PATH,
-    encodeFrame,
-    decodeFrame,
-    md,
-  );
-  call.on('error', () => undefined);
-  cleanups.push(() => {
-    call.cancel();
-    client.close();
-  });
   const seen: Frame[] = [];
-  const mux: Multiplexer = new Multiplexer({
-    sink: duplexFrameSink(call),
-    idParity: 'even',
-    onStream: (s) => onStream(s, mux),
-  });
+  let mux!: Multiplexer;
+  let welcome!: () => void;
   const welcomed = new Promise<void>((resolve) => {
-    call.on('data', (f: Frame) => {
+    welcome = resolve;
+  });
+  const call = client.call(AGENT_TUNNEL_CONNECT_PATH, md, {
+    onFrame: (f) => {
       if (f.kind.case === 'welcome') {
         mux.adopt(f.kind.value);
-        resolve();
+        welcome();
         return;
       }
       forEachFrame(f, (inner) => seen.push(inner));
       mux.receive(f);
-    });
+    },
+    onEnd: () => undefined,
+  });
+  cleanups.push(() => {
+    call.cancel();
+    client.close();
+  });
+  mux = new Multiplexer({
+    sink: call.sink,
+    idParity: 'even',
+    onStream: (s) => onStream(s, mux),
   });
   call.write(
     frame({
@@ -257,7 +250,7 @@ describe('persistent links from proxy to gateway', () => {
     expect(second?.activeStreams).toBe(1);
 
     // The first link's call dies under its stream.
-    (first as unknown as { call: ClientDuplexStream<Frame, Frame> }).call.cancel();
+    (first as unknown as { call: FrameClientCall }).call.cancel();
     const err = await failureOf(onFirst);
     expect(isTunnelError(err) && err.code).toBe('TUNNEL_UNAVAILABLE');
     // The agent was told: its request to the backend is cut off too.
@@ -298,7 +291,7 @@ describe('persistent links from proxy to gateway', () => {
     expect(await text(router.open('agent-k', get('/one')))).toBe('hello /one');
     token = 'token-2';
     const [first] = router.linksTo(g.internalAddress);
-    (first as unknown as { call: ClientDuplexStream<Frame, Frame> }).call.cancel();
+    (first as unknown as { call: FrameClientCall }).call.cancel();
     await expect.poll(() => first?.usable, { timeout: 10_000 }).toBe(false);
     expect(await text(router.open('agent-k', get('/two')))).toBe('hello /two');
     expect(seen).toEqual(['Bearer token-1', 'Bearer token-2']);
@@ -356,7 +349,7 @@ describe('persistent links from proxy to gateway', () => {
     });
     await waitForBackend(log, () => log.arrivals.has('/once/get') && log.arrivals.has('/once/post'));
     const [link] = router.linksTo(g.internalAddress);
-    (link as unknown as { call: ClientDuplexStream<Frame, Frame> }).call.cancel();
+    (link as unknown as { call: FrameClientCall }).call.cancel();
     // The same gateway still holds the agent: the GET goes there again, over a new link.
     expect(await text(read)).toBe('hello /once/get');
     expect(log.arrivals.get('/once/get')).toBe(2);

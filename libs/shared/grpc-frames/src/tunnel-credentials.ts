@@ -48,11 +48,6 @@ export const tunnelCredentials = {
     return { secure: true, forConnection: () => security };
   },
 
-  /** TLS whose context is made again by `make` for every connection (material that rotates). */
-  rotating(make: () => ConnectionSecurity): TunnelCredentials {
-    return { secure: true, forConnection: make };
-  },
-
   /**
    * Certificate, key and CA read from files, read again at most every `refreshMs` (when a
    * connection is dialled). Read once here first, so a missing or broken file fails at startup;

@@ -10,6 +10,7 @@ import {
   FrameClient,
   type FrameClientOptions,
   parseTarget,
+  type TunnelCredentials,
   tunnelCredentials,
 } from '../src/index.js';
 
@@ -465,10 +466,13 @@ describe('TLS', () => {
     const { port, dials } = await tlsServer();
     let asked = 0;
     const base = tunnelCredentials.tls(Buffer.from(pki.ca.certPem));
-    const counting = tunnelCredentials.rotating(() => {
-      asked++;
-      return base.forConnection()!;
-    });
+    const counting: TunnelCredentials = {
+      secure: true,
+      forConnection: () => {
+        asked++;
+        return base.forConnection();
+      },
+    };
     const c = client(port, { credentials: counting, serverNameOverride: 'localhost' });
     expect((await open(c).ended).code).toBe(status.OK);
     expect((await open(c).ended).code).toBe(status.OK);

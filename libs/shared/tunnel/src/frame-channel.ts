@@ -49,10 +49,6 @@ export interface FrameTransport {
   onClose?(cb: () => void): void;
 }
 
-/** The parts of an object-mode writable of Frames (a grpc-js bidi call) that we use. */
-export type FrameWritable = Pick<Writable, 'write' | 'destroyed' | 'writableEnded' | 'writableNeedDrain'> &
-  EventEmitter;
-
 /** A batch is flushed early past this many payload bytes: one message need not wait for a whole turn. */
 const EARLY_FLUSH_BYTES = 1024 * 1024;
 
@@ -204,20 +200,7 @@ export class FrameBatcher implements FrameSink {
 }
 
 /**
- * Adapts an object-mode duplex of Frames (a grpc-js bidi call) into a FrameSink that writes
- * each turn's frames as one gRPC message.
- */
-export function duplexFrameSink(duplex: FrameWritable, opts?: FrameBatcherOptions): FrameSink {
-  return new FrameBatcher(
-    writableFrameTransport(duplex, (message, done) =>
-      done ? duplex.write(message, () => done()) : duplex.write(message),
-    ),
-    opts,
-  );
-}
-
-/**
- * The FrameTransport of a Node writable (a grpc-js call, an HTTP/2 stream) onto which `write`
+ * The FrameTransport of a Node writable (an HTTP/2 stream of a gRPC call) onto which `write`
  * puts one message: closed once ended or destroyed, backpressured while it needs a drain.
  */
 export function writableFrameTransport(

@@ -17,12 +17,10 @@ export {
   TunnelErrors,
 } from './errors.js';
 export {
-  duplexFrameSink,
   FrameBatcher,
   type FrameBatcherOptions,
   type FrameSink,
   type FrameTransport,
-  type FrameWritable,
   forEachFrame,
   writableFrameTransport,
 } from './frame-channel.js';
