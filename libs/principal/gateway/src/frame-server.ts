@@ -5,10 +5,6 @@ import { grpcMessageValue, TUNNEL_HTTP2_MAX_FRAME_SIZE, TUNNEL_HTTP2_WINDOW } fr
 import { MAX_TUNNEL_MESSAGE_BYTES } from '@pullplane/proto';
 import { FrameCall } from './frame-call.js';
 
-/** HTTP/2 receive window per stream, and for the whole connection, on the gateway's listeners. */
-export const HTTP2_WINDOW = TUNNEL_HTTP2_WINDOW;
-/** Largest HTTP/2 frame the gateway's listeners accept (a tunnel chunk is up to 1 MiB). */
-export const HTTP2_MAX_FRAME_SIZE = TUNNEL_HTTP2_MAX_FRAME_SIZE;
 /**
  * Calls at once on one connection. An agent holds one tunnel (two while it moves), a proxy
  * replica a few links per gateway (`linksPerGateway`, 2 by default, one more while a link
@@ -18,8 +14,8 @@ export const MAX_CALLS_PER_CONNECTION = 100;
 
 /** What every session of a gateway listener advertises in its first SETTINGS frame. */
 export const GATEWAY_HTTP2_SETTINGS: http2.Settings = {
-  initialWindowSize: HTTP2_WINDOW,
-  maxFrameSize: HTTP2_MAX_FRAME_SIZE,
+  initialWindowSize: TUNNEL_HTTP2_WINDOW,
+  maxFrameSize: TUNNEL_HTTP2_MAX_FRAME_SIZE,
   maxConcurrentStreams: MAX_CALLS_PER_CONNECTION,
 };
 
@@ -83,7 +79,7 @@ export class FrameServer {
     try {
       // A setting cannot raise the connection window: without this every call on a connection
       // shares 64 KiB per round trip.
-      session.setLocalWindowSize(HTTP2_WINDOW);
+      session.setLocalWindowSize(TUNNEL_HTTP2_WINDOW);
     } catch {
       // A session already torn down: nothing to raise.
     }

@@ -3,13 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { Metadata } from '@grpc/grpc-js';
 import { TunnelConnector } from '@pullplane/agent-core';
 import { createMemoryBus } from '@pullplane/bus';
-import { tunnelCredentials } from '@pullplane/grpc-frames';
-import { AgentRouter, GATEWAY_CLIENT_WINDOW } from '@pullplane/router';
+import { TUNNEL_HTTP2_MAX_FRAME_SIZE, TUNNEL_HTTP2_WINDOW, tunnelCredentials } from '@pullplane/grpc-frames';
+import { AgentRouter } from '@pullplane/router';
 import { DEFAULT_INITIAL_WINDOW, DEFAULT_MAX_CHUNK_SIZE } from '@pullplane/tunnel';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, expect, it } from 'vitest';
-import { HTTP2_MAX_FRAME_SIZE, HTTP2_WINDOW } from '../src/frame-server.js';
 import { Gateway } from '../src/index.js';
 
 const logger = pino({ level: 'silent' });
@@ -77,9 +76,9 @@ it("raises window and frame size on the gateway's agent and internal listeners, 
   await gateway.start();
   cleanups.push(() => gateway.stop());
   const expected = {
-    initialWindowSize: HTTP2_WINDOW,
-    maxFrameSize: HTTP2_MAX_FRAME_SIZE,
-    connectionWindow: HTTP2_WINDOW,
+    initialWindowSize: TUNNEL_HTTP2_WINDOW,
+    maxFrameSize: TUNNEL_HTTP2_MAX_FRAME_SIZE,
+    connectionWindow: TUNNEL_HTTP2_WINDOW,
   };
   expect(await serverAsSeenByPeer(gateway.agentPort)).toEqual(expected);
   expect(await serverAsSeenByPeer(gateway.internalPort)).toEqual(expected);
@@ -107,10 +106,10 @@ it("raises the stream and connection windows and the frame size of a proxy's cli
   });
   stream.on('error', () => {});
   cleanups.push(() => stream.destroy());
-  expect(await clientAsSeenByPeer(gatewayStandIn.session, GATEWAY_CLIENT_WINDOW)).toEqual({
-    initialWindowSize: GATEWAY_CLIENT_WINDOW,
-    maxFrameSize: HTTP2_MAX_FRAME_SIZE,
-    connectionWindow: GATEWAY_CLIENT_WINDOW,
+  expect(await clientAsSeenByPeer(gatewayStandIn.session, TUNNEL_HTTP2_WINDOW)).toEqual({
+    initialWindowSize: TUNNEL_HTTP2_WINDOW,
+    maxFrameSize: TUNNEL_HTTP2_MAX_FRAME_SIZE,
+    connectionWindow: TUNNEL_HTTP2_WINDOW,
   });
 });
 
@@ -133,7 +132,7 @@ it("raises the stream and connection windows and the frame size of the agent's t
   const window = 4 * 1024 * 1024;
   expect(await clientAsSeenByPeer(gatewayStandIn.session, window)).toEqual({
     initialWindowSize: window,
-    maxFrameSize: HTTP2_MAX_FRAME_SIZE,
+    maxFrameSize: TUNNEL_HTTP2_MAX_FRAME_SIZE,
     connectionWindow: window,
   });
 });

@@ -3,15 +3,11 @@ import {
   type CallStatus,
   FrameClient,
   type FrameClientCall,
-  TUNNEL_HTTP2_WINDOW,
   type TunnelCredentials,
 } from '@pullplane/grpc-frames';
 import { type Frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { Multiplexer, TunnelError, TunnelErrorCode, type WindowBudget } from '@pullplane/tunnel';
 import type { LinkStream } from './link-stream.js';
-
-/** HTTP/2 receive window, per stream and for the connection, on a proxy's gateway clients. */
-export const GATEWAY_CLIENT_WINDOW = TUNNEL_HTTP2_WINDOW;
 
 export interface GatewayClientInit {
   /** Name to verify in the gateway's certificate when it is dialled by pod IP. */

@@ -7,7 +7,6 @@ export {
 } from './agent-router.js';
 export { agentNotConnected } from './errors.js';
 export {
-  GATEWAY_CLIENT_WINDOW,
   type GatewayClientInit,
   GatewayLink,
   type GatewayLinkOptions,
