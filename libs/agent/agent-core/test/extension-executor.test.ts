@@ -5,7 +5,7 @@ import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { createMemoryLink, Multiplexer } from '@pullplane/tunnel';
+import { type Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExtensionExecutor, ExtensionRegistry } from '../src/index.js';
@@ -69,13 +69,7 @@ beforeAll(async () => {
     agentName: 'agent-a',
     logger: pino({ level: 'silent' }),
   });
-  const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
-  link.connect(
-    (f) => gateway.receive(f),
-    (f) => agent.receive(f),
-  );
+  gateway = memoryTunnel((s) => executor.handle(s)).requester;
 });
 
 afterAll(() => {

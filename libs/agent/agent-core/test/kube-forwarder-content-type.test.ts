@@ -5,7 +5,7 @@ import { text } from 'node:stream/consumers';
 import { KubeConfig } from '@kubernetes/client-node';
 import { NOT_MANAGED_MESSAGE, TRACKING_ID_ANNOTATION } from '@pullplane/managed-filter';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@pullplane/testing';
-import { createMemoryLink, Multiplexer } from '@pullplane/tunnel';
+import { type Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -91,13 +91,7 @@ beforeAll(async () => {
   );
   forwarder = createKubeForwarder({ kubeConfig: kc, logger: pino({ level: 'silent' }), filter: 'managed' });
   await forwarder.start();
-  const link = createMemoryLink();
-  tunnel = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
-  link.connect(
-    (f) => tunnel.receive(f),
-    (f) => agent.receive(f),
-  );
+  tunnel = memoryTunnel((s) => forwarder.handle(s)).requester;
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { text } from 'node:stream/consumers';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createMemoryLink, Multiplexer, TunnelErrorCode } from '@pullplane/tunnel';
+import { type Multiplexer, memoryTunnel, TunnelErrorCode } from '@pullplane/tunnel';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeForwarder } from '../src/index.js';
@@ -37,13 +37,7 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
     filter: 'none',
   });
-  const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
-  link.connect(
-    (f) => gateway.receive(f),
-    (f) => agent.receive(f),
-  );
+  gateway = memoryTunnel((s) => forwarder.handle(s)).requester;
 });
 
 afterAll(() => {

@@ -2,7 +2,7 @@ import { text } from 'node:stream/consumers';
 import { KubeConfig } from '@kubernetes/client-node';
 import { NOT_MANAGED_MESSAGE, TRACKING_ID_ANNOTATION } from '@pullplane/managed-filter';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '@pullplane/testing';
-import { createMemoryLink, Multiplexer } from '@pullplane/tunnel';
+import { type Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeForwarder, type KubeForwarder } from '../src/index.js';
@@ -27,14 +27,7 @@ async function tunnelTo(opts: {
   const forwarder = createKubeForwarder({ kubeConfig: kc, logger: pino({ level: 'silent' }), ...opts });
   await forwarder.start();
   forwarders.push(forwarder);
-  const link = createMemoryLink();
-  const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => forwarder.handle(s) });
-  link.connect(
-    (f) => requester.receive(f),
-    (f) => agent.receive(f),
-  );
-  return requester;
+  return memoryTunnel((s) => forwarder.handle(s)).requester;
 }
 
 async function call(

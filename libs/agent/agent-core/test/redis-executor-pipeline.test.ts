@@ -1,7 +1,7 @@
 import type { Span, Tracer } from '@opentelemetry/api';
 import { encodeCommand, joinRaw, ValueSlicer } from '@pullplane/resp';
 import { type RedisServerHandle, redisWireReplies, startRedisServer } from '@pullplane/testing';
-import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
+import { type LogicalStream, memoryTunnel } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,13 +44,7 @@ function fixture(server: RedisServerHandle, opts: Partial<RedisExecutorOptions> 
     poolSize: 1,
     ...opts,
   });
-  const link = createMemoryLink();
-  const gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
-  link.connect(
-    (f) => gateway.receive(f),
-    (f) => agent.receive(f),
-  );
+  const gateway = memoryTunnel((s) => executor.handle(s)).requester;
   return {
     executor,
     pipeline: (respVersion) =>

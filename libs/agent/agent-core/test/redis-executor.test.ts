@@ -1,6 +1,6 @@
 import { decodeAll, type RespValue } from '@pullplane/resp';
 import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
-import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
+import { createMemoryLink, type LogicalStream, Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,13 +22,7 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
     poolSize: 2,
   });
-  const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  agentSide = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
-  link.connect(
-    (f) => gateway.receive(f),
-    (f) => agentSide.receive(f),
-  );
+  ({ requester: gateway, agent: agentSide } = memoryTunnel((s) => executor.handle(s)));
 }, 30_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { decodeAll, encodeCommand } from '@pullplane/resp';
 import { type RedisServerHandle, startRedisServer } from '@pullplane/testing';
-import { createMemoryLink, type LogicalStream, Multiplexer } from '@pullplane/tunnel';
+import { type LogicalStream, type Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -30,13 +30,7 @@ beforeAll(async () => {
     maxPipelineInflight: MAX_INFLIGHT,
     maxPipelineReplyBytes: MAX_REPLY_BYTES,
   });
-  const link = createMemoryLink();
-  gateway = new Multiplexer({ sink: link.a, idParity: 'odd' });
-  const agentSide = new Multiplexer({ sink: link.b, idParity: 'even', onStream: (s) => executor.handle(s) });
-  link.connect(
-    (f) => gateway.receive(f),
-    (f) => agentSide.receive(f),
-  );
+  gateway = memoryTunnel((s) => executor.handle(s)).requester;
 }, 30_000);
 
 afterAll(async () => {

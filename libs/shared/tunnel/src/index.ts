@@ -25,7 +25,7 @@ export {
   writableFrameTransport,
 } from './frame-channel.js';
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
-export { createMemoryLink, type MemoryLink } from './memory-transport.js';
+export { createMemoryLink, type MemoryLink, memoryTunnel } from './memory-transport.js';
 export {
   Multiplexer,
   type MultiplexerOptions,

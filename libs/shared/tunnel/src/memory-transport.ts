@@ -1,5 +1,7 @@
 import { decodeFrame, encodeFrame, type Frame } from '@pullplane/proto';
 import { FrameBatcher, type FrameSink } from './frame-channel.js';
+import type { LogicalStream } from './logical-stream.js';
+import { Multiplexer } from './multiplexer.js';
 
 export interface MemoryLink {
   /** Sink for side A; frames arrive at B's receiver. */
@@ -124,4 +126,22 @@ export function createMemoryLink(opts: { highWaterFrames?: number; encode?: bool
       toB.closed();
     },
   };
+}
+
+/**
+ * A requester (odd stream ids, as a proxy's link opens them) and an agent side (even ids) joined
+ * by a memory link; the agent side hands every stream it is opened to `onStream`.
+ */
+export function memoryTunnel(
+  onStream: (s: LogicalStream) => void,
+  opts?: { highWaterFrames?: number; encode?: boolean },
+): { requester: Multiplexer; agent: Multiplexer; link: MemoryLink } {
+  const link = createMemoryLink(opts);
+  const requester = new Multiplexer({ sink: link.a, idParity: 'odd' });
+  const agent = new Multiplexer({ sink: link.b, idParity: 'even', onStream });
+  link.connect(
+    (f) => requester.receive(f),
+    (f) => agent.receive(f),
+  );
+  return { requester, agent, link };
 }
