@@ -90,12 +90,19 @@ export class AgentPipeline {
     return this.failure === undefined ? (this.stream?.writableLength ?? 0) : 0;
   }
 
-  /** Sends one command; resolves with its reply, or an error reply (never rejects). */
-  call(args: Buffer[]): Promise<AgentReply> {
+  /**
+   * Sends one command; resolves with its reply, or an error reply (never rejects). `raw` is the
+   * command's multibulk bytes when the caller has them (as the client sent them): passed on
+   * as they are instead of encoded again.
+   */
+  call(args: Buffer[], raw?: Buffer | Buffer[]): Promise<AgentReply> {
     if (this.failure !== undefined) return Promise.resolve(errorAsReply(this.failure));
     return new Promise((resolve) => {
       this.waiting.push({ resolve, sentAt: Date.now() });
-      this.stream!.write(encodeCommand(args));
+      const stream = this.stream!;
+      if (raw === undefined) stream.write(encodeCommand(args));
+      else if (Buffer.isBuffer(raw)) stream.write(raw);
+      else for (const part of raw) stream.write(part);
     });
   }
 
@@ -152,7 +159,7 @@ export class AgentPipelines {
     return n;
   }
 
-  call(agent: string, protocol: RespProtocol, args: Buffer[]): Promise<AgentReply> {
+  call(agent: string, protocol: RespProtocol, args: Buffer[], raw?: Buffer | Buffer[]): Promise<AgentReply> {
     const key = `${protocol}${agent}`;
     let pipeline = this.pipelines.get(key);
     if (pipeline === undefined) {
@@ -171,7 +178,7 @@ export class AgentPipelines {
       if (!pipeline.closed) this.pipelines.set(key, pipeline);
     }
     const started = performance.now();
-    return pipeline.call(args).then((reply) => {
+    return pipeline.call(args, raw).then((reply) => {
       this.opts.onReply((performance.now() - started) / 1000, agent, args[0], reply.failed === true);
       return reply;
     });

@@ -325,7 +325,7 @@ export class ClientConnection implements CommandSession {
         m.agent.inc();
         const slot = this.queue.defer(1);
         this.checkPipeline();
-        void this.agentCall(route.agent, all).then((reply) => {
+        void this.agentCall(route.agent, all, raw).then((reply) => {
           if (this.closed) return;
           this.queue.fill(slot, reply.raw);
           this.flush();
@@ -374,11 +374,12 @@ export class ClientConnection implements CommandSession {
   }
 
   /** Runs a command on the agent, on this connection's pipeline to it (order kept). */
-  private agentCall(agent: string, args: Buffer[]): Promise<AgentReply> {
+  /** `raw`, when given, is the command as the client sent it (multibulk), passed on unchanged. */
+  private agentCall(agent: string, args: Buffer[], raw?: Buffer | Buffer[]): Promise<AgentReply> {
     const tracer = this.ctx.tracer;
-    if (!tracer) return this.agents.call(agent, this.state.protocol, args);
+    if (!tracer) return this.agents.call(agent, this.state.protocol, args, raw);
     const span = startRedisCommandSpan(tracer, 'proxy', args[0]!, { agent });
-    return this.agents.call(agent, this.state.protocol, args).then((reply) => {
+    return this.agents.call(agent, this.state.protocol, args, raw).then((reply) => {
       // A Redis error reply is the agent's answer; `failed` is ours (not connected, timed out).
       endRedisCommandSpan(span, reply.failed ? 'agent_unavailable' : undefined);
       return reply;

@@ -137,6 +137,15 @@ describe('malformed input', () => {
     expect(
       (await rawExchange(s.proxy.port, 'AUTH s3cret\r\nPING\r\nECHO "a b"\n', { replies: 3 })).output,
     ).toBe('+OK\r\n+PONG\r\n$3\r\na b\r\n');
+    // On an agent's key too: the agent gets the command as multibulk.
+    const agentKey = 'app|managed-resources|agent-a_inline|1.gz';
+    expect(
+      (
+        await rawExchange(s.proxy.port, `AUTH s3cret\r\nSET ${agentKey} "x y"\r\nGET ${agentKey}\n`, {
+          replies: 3,
+        })
+      ).output,
+    ).toBe('+OK\r\n+OK\r\n$3\r\nx y\r\n');
     const http = await rawExchange(s.proxy.port, 'POST / HTTP/1.1\r\nHost: x\r\n\r\n', 'close');
     expect(http.closed).toBe(true);
     expect(http.output).toBe('');

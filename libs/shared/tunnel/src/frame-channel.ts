@@ -1,4 +1,4 @@
-import { type EventEmitter, once } from 'node:events';
+import type { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import {
   BATCH_ENTRY_OVERHEAD,
@@ -200,13 +200,26 @@ export class FrameBatcher implements FrameSink {
 }
 
 /**
+ * Bytes a tunnel's HTTP/2 stream may hold unwritten before its writers wait. Node's default
+ * (16 KiB) made a turn's few small replies (eight 4 KiB Redis values) wait a turn for the
+ * previous message to leave; a bulk message (up to EARLY_FLUSH_BYTES) still holds writers back
+ * until it is written.
+ */
+export const TRANSPORT_HIGH_WATER = 256 * 1024;
+
+/**
  * The FrameTransport of a Node writable (an HTTP/2 stream of a gRPC call) onto which `write`
- * puts one message: closed once ended or destroyed, backpressured while it needs a drain.
+ * puts one message: closed once ended or destroyed, backpressured while it holds
+ * `highWater` bytes or more not yet written (until it has written them all: its `drain`).
  */
 export function writableFrameTransport(
-  stream: Pick<Writable, 'destroyed' | 'writableEnded' | 'writableNeedDrain'> & EventEmitter,
+  stream: Pick<Writable, 'destroyed' | 'writableEnded' | 'writableNeedDrain' | 'writableLength'> &
+    EventEmitter,
   write: FrameTransport['write'],
+  highWater = TRANSPORT_HIGH_WATER,
 ): FrameTransport {
+  // Past its own high-water mark (never above ours) the writable owes a 'drain'.
+  const needsDrain = () => stream.writableNeedDrain && stream.writableLength >= highWater;
   // Every writer held back waits on one promise: a listener pair per waiter would pile up on
   // the stream (one per logical stream of the tunnel).
   let draining: Promise<void> | undefined;
@@ -215,7 +228,7 @@ export function writableFrameTransport(
       return stream.destroyed || stream.writableEnded;
     },
     get needsDrain() {
-      return stream.writableNeedDrain;
+      return needsDrain();
     },
     write,
     onClose: (cb) => {
@@ -223,17 +236,21 @@ export function writableFrameTransport(
       else stream.once('close', cb);
     },
     drained() {
-      if (stream.destroyed || stream.writableEnded || !stream.writableNeedDrain) return Promise.resolve();
-      draining ??= (async () => {
+      if (stream.destroyed || stream.writableEnded || !needsDrain()) return Promise.resolve();
+      // Plain listeners, removed by whichever fires: `events.once` with an AbortSignal costs an
+      // AbortController and an AbortError (with its stack) per wait, on a path every busy
+      // tunnel takes many times a second.
+      draining ??= new Promise<void>((resolve) => {
+        const done = () => {
+          stream.off('drain', done);
+          stream.off('close', done);
+          draining = undefined;
+          resolve();
+        };
         // Resolve on close as well: a dead transport never drains, and writers must not hang.
-        const ac = new AbortController();
-        await Promise.race([
-          once(stream, 'drain', { signal: ac.signal }).catch(() => undefined),
-          once(stream, 'close', { signal: ac.signal }).catch(() => undefined),
-        ]);
-        ac.abort();
-        draining = undefined;
-      })();
+        stream.on('drain', done);
+        stream.on('close', done);
+      });
       return draining;
     },
   };

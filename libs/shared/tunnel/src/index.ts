@@ -22,6 +22,7 @@ export {
   type FrameSink,
   type FrameTransport,
   forEachFrame,
+  TRANSPORT_HIGH_WATER,
   writableFrameTransport,
 } from './frame-channel.js';
 export { LogicalStream, type StreamHost, type TunnelStream } from './logical-stream.js';
