@@ -31,6 +31,22 @@ for (const c of '+-:$*_#,(!=%~|>.') REPLY_TYPE_BYTES[c.charCodeAt(0)] = 1;
 const ZERO = 0x30;
 const NINE = 0x39;
 
+/**
+ * Where the run of ASCII digits starting at `start` ends, when it is 1 to 15 digits long (an
+ * exact number); -1 otherwise. The decoders' one-pass readers find a length with it and let
+ * parseLength judge it.
+ */
+export function digitsEnd(buf: Buffer, start: number): number {
+  const end = buf.length;
+  let i = start;
+  while (i < end) {
+    const c = buf[i]!;
+    if (c < ZERO || c > NINE) break;
+    i++;
+  }
+  return i === start || i - start > 15 ? -1 : i;
+}
+
 /** Renders a byte for an error message: printable ASCII as-is, anything else as \xHH. */
 export function describeByte(byte: number): string {
   if (byte >= 0x20 && byte <= 0x7e) return String.fromCharCode(byte);

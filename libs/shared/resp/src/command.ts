@@ -24,22 +24,37 @@ export function asCommand(value: RespValue): RespCommand | undefined {
 }
 
 /**
- * Names as sent, folded: a client sends the same few names over and over, and folding one
- * (a regular expression and a replacement string) cost more than the rest of reading it. Only
- * short names are kept, and only so many, so made-up names cannot grow the table.
+ * Names as sent, folded, found by their bytes: a client sends the same few names over and over,
+ * and reading one as a string and folding it cost more than the rest of reading the command.
+ * A fixed table of short names (a slot per length and first byte), so made-up names cannot grow it.
  */
-const FOLDED = new Map<string, string>();
-const MAX_FOLDED = 512;
-const MAX_FOLDED_LENGTH = 32;
+const SLOTS = 256;
+const MAX_CACHED_LENGTH = 32;
+const slotBytes: Array<Buffer | undefined> = new Array(SLOTS).fill(undefined);
+const slotNames: string[] = new Array(SLOTS).fill('');
 
 /** A command from what a server-mode decoder's onCommand delivers (the name first; at least one argument). */
 export function commandFromArgs(all: readonly Buffer[]): RespCommand {
-  const raw = all[0]!.toString('latin1');
-  let name = FOLDED.get(raw);
-  if (name === undefined) {
-    // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
-    name = UPPER.test(raw) ? raw.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : raw;
-    if (raw.length <= MAX_FOLDED_LENGTH && FOLDED.size < MAX_FOLDED) FOLDED.set(raw, name);
+  return { name: commandName(all[0]!), args: all.slice(1) };
+}
+
+/** The command name, ASCII-lowercased. */
+function commandName(raw: Buffer): string {
+  const length = raw.length;
+  const slot = length === 0 ? 0 : (length * 31 + raw[0]!) & (SLOTS - 1);
+  const known = slotBytes[slot];
+  if (known !== undefined && known.length === length) {
+    let i = 0;
+    while (i < length && known[i] === raw[i]) i++;
+    if (i === length) return slotNames[slot]!;
   }
-  return { name, args: all.slice(1) };
+  const text = raw.toString('latin1');
+  // Only ASCII letters are folded, as C strcasecmp does; toLowerCase() alone would fold latin1 too.
+  const name = UPPER.test(text) ? text.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : text;
+  if (length <= MAX_CACHED_LENGTH) {
+    // A copy: the name must not keep the client's read buffer alive.
+    slotBytes[slot] = Buffer.from(raw);
+    slotNames[slot] = name;
+  }
+  return name;
 }

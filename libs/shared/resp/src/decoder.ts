@@ -6,6 +6,7 @@ import {
   DOLLAR,
   DOT,
   describeByte,
+  digitsEnd,
   EQUALS,
   GT,
   LF,
@@ -221,9 +222,13 @@ export class RespDecoder {
     let pos = 0;
     while (pos < end) {
       switch (this.state) {
-        case READ_TYPE:
-          pos = this.readType(buf, pos);
+        case READ_TYPE: {
+          // A value or command that lies whole in this chunk is read in one pass; anything else
+          // (split, malformed, near a limit) goes through the states below from the same byte.
+          const whole = this.server ? this.wholeCommand(buf, pos) : this.wholeScalar(buf, pos);
+          pos = whole === -1 ? this.readType(buf, pos) : whole;
           break;
+        }
         case READ_LINE:
           pos = this.readLine(buf, pos);
           break;
@@ -265,14 +270,88 @@ export class RespDecoder {
       if (t === DOT && this.stack[this.stack.length - 1]?.remaining !== -1) {
         throw protocolError(`unexpected type byte '.'`);
       }
-      if (this.pendingAttributes !== undefined) {
-        this.valueAttributes = this.pendingAttributes;
-        this.pendingAttributes = undefined;
-      }
+      this.takePendingAttributes();
     }
     this.lineType = t;
     this.state = READ_LINE;
     return pos + 1;
+  }
+
+  /**
+   * Server mode, between commands: a multibulk command whole in `buf` from `pos`, read in one
+   * pass (a client's command nearly always arrives in one read). Returns where it ended, or -1
+   * to leave it to the state machine: incomplete, malformed, or over a limit. Errors and
+   * splits are therefore the state machine's alone, the same however the input is chunked.
+   */
+  private wholeCommand(buf: Buffer, pos: number): number {
+    if (this.cmdArgs !== undefined || buf[pos] !== STAR) return -1;
+    const end = buf.length;
+    let stop = digitsEnd(buf, pos + 1);
+    if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
+    if (stop - pos - 1 > this.maxInlineLength) return -1;
+    const n = parseLength(buf, pos + 1, stop);
+    if (!(n > 0 && n <= this.maxArrayLength)) return -1;
+    let bytes = stop + 2 - pos;
+    let i = stop + 2;
+    const args: Buffer[] = [];
+    for (let k = 0; k < n; k++) {
+      if (i >= end || buf[i] !== DOLLAR) return -1;
+      stop = digitsEnd(buf, i + 1);
+      if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
+      if (stop - i - 1 > this.maxInlineLength) return -1;
+      const length = parseLength(buf, i + 1, stop);
+      if (!(length >= 0 && length <= this.maxBulkLength)) return -1;
+      bytes += stop + 2 - i + length + 2;
+      if (bytes > this.maxCommandBytes) return -1;
+      const start = stop + 2;
+      const payloadEnd = start + length;
+      if (payloadEnd + 1 >= end || buf[payloadEnd] !== CR || buf[payloadEnd + 1] !== LF) return -1;
+      args.push(buf.subarray(start, payloadEnd));
+      i = payloadEnd + 2;
+    }
+    if (bytes > this.maxCommandBytes) return -1;
+    this.completedArgs = args;
+    return i;
+  }
+
+  /**
+   * Client mode: a bulk string or a one-line reply (`+ - :`) whole in `buf` from `pos`, read
+   * in one pass, at any depth; -1 leaves it to the state machine (as wholeCommand does).
+   */
+  private wholeScalar(buf: Buffer, pos: number): number {
+    if (this.streamParts !== undefined) return -1;
+    const t = buf[pos];
+    const end = buf.length;
+    if (t === DOLLAR) {
+      const stop = digitsEnd(buf, pos + 1);
+      if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
+      if (stop - pos - 1 > this.maxInlineLength) return -1;
+      const length = parseLength(buf, pos + 1, stop);
+      if (!(length >= 0 && length <= this.maxBulkLength)) return -1;
+      const start = stop + 2;
+      const payloadEnd = start + length;
+      if (payloadEnd + 1 >= end || buf[payloadEnd] !== CR || buf[payloadEnd + 1] !== LF) return -1;
+      this.takePendingAttributes();
+      this.finishScalar({ type: 'bulk', value: buf.subarray(start, payloadEnd) });
+      return payloadEnd + 2;
+    }
+    if (t === PLUS || t === MINUS || t === COLON) {
+      const cr = buf.indexOf(CR, pos + 1);
+      if (cr === -1 || cr + 1 >= end || buf[cr + 1] !== LF) return -1;
+      if (cr - pos - 1 > (t === COLON ? this.maxInlineLength : this.maxBulkLength)) return -1;
+      this.takePendingAttributes();
+      this.finishScalar(parseScalarLine(t, buf, pos + 1, cr));
+      return cr + 2;
+    }
+    return -1;
+  }
+
+  /** Attributes read before a value describe it (moved when its type byte is read). */
+  private takePendingAttributes(): void {
+    if (this.pendingAttributes !== undefined) {
+      this.valueAttributes = this.pendingAttributes;
+      this.pendingAttributes = undefined;
+    }
   }
 
   private readLine(buf: Buffer, pos: number): number {

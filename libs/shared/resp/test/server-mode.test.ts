@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asCommand, RespErrorCode, resp, splitInlineArgs } from '../src/index.js';
+import { asCommand, commandFromArgs, RespErrorCode, resp, splitInlineArgs } from '../src/index.js';
 import { decodeBothWays, expectError, expectValues } from './split-harness.js';
 
 const P = RespErrorCode.PROTOCOL;
@@ -73,6 +73,20 @@ describe('RespDecoder (server mode): commands', () => {
       server,
     );
     expect(decodeBothWays(`ECHO ${'a'.repeat(64 * 1024 - 7)}\r\n`, server).error).toBeUndefined();
+  });
+
+  it('names remembered by their bytes: same-length names alternate correctly, and a reused read buffer changes nothing', () => {
+    // GET, GEX and GEO share a length and first byte, so they take turns in one remembered slot.
+    for (let round = 0; round < 3; round++)
+      for (const name of ['GET', 'gex', 'GeO', 'get'])
+        expect(commandFromArgs([Buffer.from(name), Buffer.from('k')]).name).toBe(name.toLowerCase());
+    // The name's bytes lie in a buffer the connection reuses: what is remembered is a copy.
+    const read = Buffer.from('HGETALL');
+    expect(commandFromArgs([read]).name).toBe('hgetall');
+    read.write('HKEYSXX');
+    expect(commandFromArgs([read]).name).toBe('hkeysxx');
+    expect(commandFromArgs([Buffer.from('HGETALL')]).name).toBe('hgetall');
+    expect(commandFromArgs([Buffer.alloc(0)]).name).toBe('');
   });
 
   it('asCommand lowercases the name and returns the remaining args', () => {
