@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
@@ -114,6 +115,24 @@ describe('startRedisServer', () => {
     } finally {
       await redis.stop();
     }
+  });
+
+  it('removes its directory when stopped, and makes it again when started again', async () => {
+    const redis = await startRedisServer();
+    try {
+      expect(existsSync(redis.dir)).toBe(true);
+      await redis.stop();
+      expect(existsSync(redis.dir)).toBe(false);
+      await redis.restart();
+      expect(existsSync(redis.dir)).toBe(true);
+      const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      clients.push(client);
+      await client.connect();
+      expect(await client.ping()).toBe('PONG');
+    } finally {
+      await redis.stop();
+    }
+    expect(existsSync(redis.dir)).toBe(false);
   });
 
   it('enforces the password', async () => {

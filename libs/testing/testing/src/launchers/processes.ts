@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
@@ -143,6 +143,13 @@ export async function waitUntilReady(
 export function removeTempDir(dir: string): void {
   if (!tempDirs.delete(dir)) return;
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Makes a makeTempDir directory exist again after removeTempDir (a server started again), tracked as before. */
+export function recreateTempDir(dir: string): void {
+  installExitHook();
+  mkdirSync(dir, { recursive: true });
+  tempDirs.add(dir);
 }
 
 export function trackedProcessCount(): number {

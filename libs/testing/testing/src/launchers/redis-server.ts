@@ -6,6 +6,8 @@ import { freePort } from './free-port.js';
 import {
   findBinary,
   makeTempDir,
+  recreateTempDir,
+  removeTempDir,
   spawnTracked,
   type TrackedProcess,
   terminate,
@@ -33,6 +35,8 @@ export interface RedisServerHandle {
   readonly password: string | undefined;
   /** `redis://[:password@]127.0.0.1:<port>` */
   readonly url: string;
+  /** Its working directory (TLS files): removed by stop(), made again by restart(). */
+  readonly dir: string;
   stop(): Promise<void>;
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts again on the same port (data is not persisted). */
@@ -78,6 +82,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let proc: TrackedProcess | undefined;
 
   const launch = async () => {
+    recreateTempDir(dir);
     const args = options.tls
       ? ['--port', '0', '--tls-port', String(port), ...tlsArgs(dir, options.tls)]
       : ['--port', String(port)];
@@ -102,8 +107,12 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     port,
     password: options.password,
     url: `redis://${auth}${host}:${port}`,
+    dir,
     async stop() {
       if (proc) await terminate(proc, 'SIGTERM');
+      // Nothing in it outlives the server (nothing is persisted): a suite's servers leave no
+      // directories behind even where its worker never runs exit hooks.
+      removeTempDir(dir);
     },
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (proc) await terminate(proc, signal, 2000);
