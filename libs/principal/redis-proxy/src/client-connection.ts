@@ -373,8 +373,10 @@ export class ClientConnection implements CommandSession {
     link.whenDrained(() => this.unpause(UPSTREAM_WRITE));
   }
 
-  /** Runs a command on the agent, on this connection's pipeline to it (order kept). */
-  /** `raw`, when given, is the command as the client sent it (multibulk), passed on unchanged. */
+  /**
+   * Runs a command on the agent, on this connection's pipeline to it (order kept); `raw`, when
+   * given, is the command as the client sent it (multibulk), passed on unchanged.
+   */
   private agentCall(agent: string, args: Buffer[], raw?: Buffer | Buffer[]): Promise<AgentReply> {
     const tracer = this.ctx.tracer;
     if (!tracer) return this.agents.call(agent, this.state.protocol, args, raw);

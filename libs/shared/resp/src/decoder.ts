@@ -309,7 +309,6 @@ export class RespDecoder {
       args.push(buf.subarray(start, payloadEnd));
       i = payloadEnd + 2;
     }
-    if (bytes > this.maxCommandBytes) return -1;
     this.completedArgs = args;
     return i;
   }
