@@ -117,6 +117,9 @@ export class RespDecoder {
   private completed: RespValue | undefined;
   /** Server mode: the command completed by the current parse step. */
   private completedArgs: Buffer[] | undefined;
+  /** What the one-pass readers' last length line said, and where the last bulk's payload starts. */
+  private wholeNumber = 0;
+  private wholePayload = 0;
 
   constructor(options: RespDecoderOptions) {
     this.server = options.mode === 'server';
@@ -285,29 +288,19 @@ export class RespDecoder {
    */
   private wholeCommand(buf: Buffer, pos: number): number {
     if (this.cmdArgs !== undefined || buf[pos] !== STAR) return -1;
-    const end = buf.length;
-    let stop = digitsEnd(buf, pos + 1);
-    if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
-    if (stop - pos - 1 > this.maxInlineLength) return -1;
-    const n = parseLength(buf, pos + 1, stop);
-    if (!(n > 0 && n <= this.maxArrayLength)) return -1;
-    let bytes = stop + 2 - pos;
-    let i = stop + 2;
+    let i = this.wholeNumberLine(buf, pos);
+    const n = this.wholeNumber;
+    if (i === -1 || !(n > 0 && n <= this.maxArrayLength)) return -1;
+    let bytes = i - pos;
     const args: Buffer[] = [];
     for (let k = 0; k < n; k++) {
-      if (i >= end || buf[i] !== DOLLAR) return -1;
-      stop = digitsEnd(buf, i + 1);
-      if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
-      if (stop - i - 1 > this.maxInlineLength) return -1;
-      const length = parseLength(buf, i + 1, stop);
-      if (!(length >= 0 && length <= this.maxBulkLength)) return -1;
-      bytes += stop + 2 - i + length + 2;
+      if (buf[i] !== DOLLAR) return -1;
+      const next = this.wholeBulk(buf, i);
+      if (next === -1) return -1;
+      bytes += next - i;
       if (bytes > this.maxCommandBytes) return -1;
-      const start = stop + 2;
-      const payloadEnd = start + length;
-      if (payloadEnd + 1 >= end || buf[payloadEnd] !== CR || buf[payloadEnd + 1] !== LF) return -1;
-      args.push(buf.subarray(start, payloadEnd));
-      i = payloadEnd + 2;
+      args.push(buf.subarray(this.wholePayload, next - 2));
+      i = next;
     }
     this.completedArgs = args;
     return i;
@@ -320,29 +313,47 @@ export class RespDecoder {
   private wholeScalar(buf: Buffer, pos: number): number {
     if (this.streamParts !== undefined) return -1;
     const t = buf[pos];
-    const end = buf.length;
     if (t === DOLLAR) {
-      const stop = digitsEnd(buf, pos + 1);
-      if (stop === -1 || stop + 1 >= end || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
-      if (stop - pos - 1 > this.maxInlineLength) return -1;
-      const length = parseLength(buf, pos + 1, stop);
-      if (!(length >= 0 && length <= this.maxBulkLength)) return -1;
-      const start = stop + 2;
-      const payloadEnd = start + length;
-      if (payloadEnd + 1 >= end || buf[payloadEnd] !== CR || buf[payloadEnd + 1] !== LF) return -1;
+      const next = this.wholeBulk(buf, pos);
+      if (next === -1) return -1;
       this.takePendingAttributes();
-      this.finishScalar({ type: 'bulk', value: buf.subarray(start, payloadEnd) });
-      return payloadEnd + 2;
+      this.finishScalar({ type: 'bulk', value: buf.subarray(this.wholePayload, next - 2) });
+      return next;
     }
     if (t === PLUS || t === MINUS || t === COLON) {
       const cr = buf.indexOf(CR, pos + 1);
-      if (cr === -1 || cr + 1 >= end || buf[cr + 1] !== LF) return -1;
+      if (cr === -1 || cr + 1 >= buf.length || buf[cr + 1] !== LF) return -1;
       if (cr - pos - 1 > (t === COLON ? this.maxInlineLength : this.maxBulkLength)) return -1;
       this.takePendingAttributes();
       this.finishScalar(parseScalarLine(t, buf, pos + 1, cr));
       return cr + 2;
     }
     return -1;
+  }
+
+  /**
+   * The one-pass readers' length line at `pos` (its type byte there): where it ends, with the
+   * number in `wholeNumber`; -1 when it is not whole, not a canonical non-negative number, or
+   * longer than maxInlineLength.
+   */
+  private wholeNumberLine(buf: Buffer, pos: number): number {
+    const stop = digitsEnd(buf, pos + 1);
+    if (stop === -1 || stop + 1 >= buf.length || buf[stop] !== CR || buf[stop + 1] !== LF) return -1;
+    if (stop - pos - 1 > this.maxInlineLength) return -1;
+    const n = parseLength(buf, pos + 1, stop);
+    if (Number.isNaN(n)) return -1;
+    this.wholeNumber = n;
+    return stop + 2;
+  }
+
+  /** A bulk string whole at `pos` and within maxBulkLength: where it ends, its payload from `wholePayload`; else -1. */
+  private wholeBulk(buf: Buffer, pos: number): number {
+    const start = this.wholeNumberLine(buf, pos);
+    if (start === -1 || this.wholeNumber > this.maxBulkLength) return -1;
+    const payloadEnd = start + this.wholeNumber;
+    if (payloadEnd + 1 >= buf.length || buf[payloadEnd] !== CR || buf[payloadEnd + 1] !== LF) return -1;
+    this.wholePayload = start;
+    return payloadEnd + 2;
   }
 
   /** Attributes read before a value describe it (moved when its type byte is read). */
