@@ -76,7 +76,7 @@ function agentMetrics() {
 
 const describe = (m) => ({
   name: m.name,
-  type: m.constructor.name.toLowerCase(),
+  type: m.type,
   labels: [...(m.labelNames ?? [])].sort(),
   help: m.help,
 });

@@ -1,5 +1,11 @@
 import type { ExchangeReport } from '@pullplane/http-front';
-import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import {
+  type CounterSeries,
+  counterSeries,
+  getOrCreateCounter,
+  getOrCreateHistogram,
+  type HistogramSeries,
+} from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ExtensionRequest } from './target.js';
@@ -49,14 +55,39 @@ export function extensionProxyMetrics(
     const agent = !t?.agent ? '_none' : isKnownAgent(t.agent) ? t.agent : '_unknown';
     return { extension, agent };
   };
+  // Series resolved once per extension and agent label pair (both bounded above) and status.
+  interface PairSeries {
+    duration: HistogramSeries;
+    byStatus: Map<number, CounterSeries>;
+  }
+  const pairs = new Map<string, Map<string, PairSeries>>();
+  const seriesOf = (l: { extension: string; agent: string }): PairSeries => {
+    let byAgent = pairs.get(l.extension);
+    if (byAgent === undefined) {
+      byAgent = new Map();
+      pairs.set(l.extension, byAgent);
+    }
+    let s = byAgent.get(l.agent);
+    if (s === undefined) {
+      s = { duration: duration.series(l), byStatus: new Map() };
+      byAgent.set(l.agent, s);
+    }
+    return s;
+  };
   return {
     headArrived(target, seconds) {
-      duration.observe(labels(target), seconds);
+      seriesOf(labels(target)).duration.observe(seconds);
     },
     finished(r) {
       const target = r.target;
       const l = labels(target);
-      requests.inc({ ...l, code: String(r.status) });
+      const s = seriesOf(l);
+      let counted = s.byStatus.get(r.status);
+      if (counted === undefined) {
+        counted = counterSeries(requests, { ...l, code: String(r.status) });
+        s.byStatus.set(r.status, counted);
+      }
+      counted.inc();
       // A caller that went away ended its own exchange: not a failure of the proxy or the agent.
       if (r.failure && !r.cancelled) errors.inc({ ...l, reason: r.failure });
       if (!log.isLevelEnabled('info')) return;

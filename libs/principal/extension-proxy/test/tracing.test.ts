@@ -38,7 +38,7 @@ link.connect(
 );
 const router: StreamOpener = {
   open: (agentName, init) => {
-    return gateway.open({ ...openInitOf(init), agent: agentName });
+    return gateway.open(openInitOf(init, agentName));
   },
 };
 const MESH = 'x-test-identity';

@@ -146,7 +146,7 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
       split: counter('split'),
       refused: counter('refused'),
     },
-    agentSeconds,
+    agentSeconds: agentSeconds.series({}),
     protocolErrors,
     commandRefused: (command, reason) => refusedCommands.inc({ command, reason }),
     limitHit: (limit: LimitName) => limitRefusals.inc({ limit }),

@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { ExchangeReport } from '@pullplane/http-front';
-import { getOrCreateCounter, getOrCreateHistogram } from '@pullplane/telemetry';
+import {
+  type CounterSeries,
+  counterSeries,
+  getOrCreateCounter,
+  getOrCreateHistogram,
+  type HistogramSeries,
+} from '@pullplane/telemetry';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { argocdAgentResourceProxyMetrics } from './argocd-agent-metrics.js';
@@ -43,17 +49,37 @@ export function resourceProxyMetrics(
     help: 'Body bytes through the resource proxy: in (request bodies) and out (response bodies).',
     labelNames: ['direction'],
   });
+  const bytesIn = counterSeries(bytes, { direction: 'in' });
+  const bytesOut = counterSeries(bytes, { direction: 'out' });
+  // Series resolved once per method (Node's parser admits only methods it knows, so few) and
+  // status class: a request counts by additions.
+  const byMethod = new Map<string, { duration: HistogramSeries; requests: CounterSeries[] }>();
+  const seriesOf = (method: string) => {
+    let s = byMethod.get(method);
+    if (s === undefined) {
+      const classes = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+      s = {
+        duration: duration.series({ method }),
+        requests: classes.map((code) => counterSeries(requests, { code, method })),
+      };
+      byMethod.set(method, s);
+    }
+    return s;
+  };
   const compat = argocdAgentResourceProxyMetrics(registry, isKnownAgent);
   return {
     request: (agent) => compat.request(agent),
     headArrived(req, seconds) {
-      duration.observe({ method: req.method ?? '' }, seconds);
+      seriesOf(req.method ?? '').duration.observe(seconds);
     },
     finished(r) {
       const { req, status, target } = r;
-      requests.inc({ code: `${Math.floor(status / 100)}xx`, method: req.method ?? '' });
-      if (r.bytesIn > 0) bytes.inc({ direction: 'in' }, r.bytesIn);
-      if (r.bytesOut > 0) bytes.inc({ direction: 'out' }, r.bytesOut);
+      const statusClass = Math.floor(status / 100);
+      const byClass = seriesOf(req.method ?? '').requests[statusClass - 1];
+      if (byClass) byClass.inc();
+      else requests.inc({ code: `${statusClass}xx`, method: req.method ?? '' });
+      if (r.bytesIn > 0) bytesIn.inc(r.bytesIn);
+      if (r.bytesOut > 0) bytesOut.inc(r.bytesOut);
       // The agent's failures, as argocd-agent counts them; a caller that went away cancelled
       // the stream itself: not the agent's failure.
       if (r.accepted && target?.agent && r.failure && !r.cancelled)

@@ -25,7 +25,7 @@ async function startProxy(answer: (s: LogicalStream) => void) {
   );
   cleanups.push(() => link.close());
   const proxy = createResourceProxy({
-    router: { open: (name, init) => gateway.open({ ...openInitOf(init), agent: name }) },
+    router: { open: (name, init) => gateway.open(openInitOf(init, name)) },
     logger: pino({ level: 'silent' }),
     registry: new Registry(),
     host: '127.0.0.1',

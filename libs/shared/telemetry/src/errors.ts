@@ -6,6 +6,12 @@ export const TelemetryErrors = defineErrors('@pullplane/telemetry', {
     status: 500,
     message: 'a metric name is already registered with a different type or label set',
   },
+  METRIC_USAGE: {
+    code: 'TELEMETRY_METRIC_USAGE',
+    status: 500,
+    message:
+      'a metric was defined with an invalid name, label or bucket, or given a label it does not have or a value it cannot take',
+  },
   DUPLICATE_CHECK: {
     code: 'TELEMETRY_DUPLICATE_CHECK',
     status: 500,
@@ -26,6 +32,13 @@ export class TelemetryError extends errorClass(TelemetryErrors) {}
 export class MetricConflictError extends codeErrorClass(
   TelemetryErrors,
   TelemetryErrors.codes.METRIC_CONFLICT,
+  TelemetryError,
+) {}
+
+/** A metric defined or used wrongly: a bad name, label or bucket; a label it lacks; a value it cannot take. */
+export class MetricUsageError extends codeErrorClass(
+  TelemetryErrors,
+  TelemetryErrors.codes.METRIC_USAGE,
   TelemetryError,
 ) {}
 

@@ -1,7 +1,9 @@
 export { AgentCounterChildren, UNKNOWN_AGENT_LABEL } from './agent-label-children.js';
+export { type CounterSeries, counterSeries } from './counter-series.js';
 export {
   DuplicateCheckError,
   MetricConflictError,
+  MetricUsageError,
   OpsServerStateError,
   TelemetryError,
   TelemetryErrors,
@@ -38,6 +40,11 @@ export {
 } from './ops-server.js';
 export { isSensitiveKey, REDACT_CENSOR, REDACT_TRUNCATED, redactSecrets } from './redact.js';
 export { type RequestLog, requestLog } from './request-log.js';
+export {
+  type HistogramSeries,
+  SeriesHistogram,
+  type SeriesHistogramConfiguration,
+} from './series-histogram.js';
 export {
   DEFAULT_SHUTDOWN_GRACE_MS,
   type InstallShutdownOptions,

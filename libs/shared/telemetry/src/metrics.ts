@@ -4,13 +4,12 @@ import {
   collectDefaultMetrics,
   Gauge,
   type GaugeConfiguration,
-  Histogram,
-  type HistogramConfiguration,
   Registry,
   Summary,
   type SummaryConfiguration,
 } from 'prom-client';
 import { MetricConflictError } from './errors.js';
+import { SeriesHistogram, type SeriesHistogramConfiguration } from './series-histogram.js';
 
 export interface CreateMetricsRegistryOptions {
   /** Prepended to names given to the `getOrCreate*` helpers unless already present. */
@@ -116,12 +115,13 @@ export function getOrCreateGauge<T extends string = string>(
   );
 }
 
+/** A histogram whose series can be resolved once (`series()`): see `SeriesHistogram`. */
 export function getOrCreateHistogram<T extends string = string>(
   registry: Registry,
-  config: Omit<HistogramConfiguration<T>, 'registers'>,
-): Histogram<T> {
-  return getOrCreate(registry, Histogram<T>, 'histogram', config, (name) => {
-    return new Histogram<T>({ ...config, name, registers: [registry] });
+  config: SeriesHistogramConfiguration<T>,
+): SeriesHistogram<T> {
+  return getOrCreate(registry, SeriesHistogram<T>, 'histogram', config, (name) => {
+    return new SeriesHistogram<T>({ ...config, name }, registry);
   });
 }
 
