@@ -42,8 +42,7 @@ export class InMemoryDenyList implements DenyList {
   }
 
   isDenied(jti: string, agent: string): boolean {
-    const now = this.now().getTime();
-    return this.active(this.tokens, jti, now) || this.active(this.agents, agent, now);
+    return this.active(this.tokens, jti) || this.active(this.agents, agent);
   }
 
   /** Drops expired entries; returns how many were removed. */
@@ -65,10 +64,11 @@ export class InMemoryDenyList implements DenyList {
     return this.tokens.size + this.agents.size;
   }
 
-  private active(map: Map<string, number>, key: string, now: number): boolean {
+  /** The clock is read only for a key that is on the list (every request asks; few are). */
+  private active(map: Map<string, number>, key: string): boolean {
     const until = map.get(key);
     if (until === undefined) return false;
-    if (until > now) return true;
+    if (until > this.now().getTime()) return true;
     map.delete(key);
     return false;
   }

@@ -17,7 +17,10 @@ export function requestHeaderRule(
 
 /** A watch, or a followed log: it may stay quiet for long, and each event must go out as it comes. */
 export function isStreaming(path: string): boolean {
-  const q = new URLSearchParams(path.split('?')[1] ?? '');
+  const at = path.indexOf('?');
+  // Without a query neither `watch` nor `follow` is set (asked twice a request: keep it cheap).
+  if (at < 0) return path.includes('/watch/');
+  const q = new URLSearchParams(path.slice(at + 1));
   const watch = q.get('watch');
   if (watch === 'true' || watch === '1' || path.includes('/watch/')) return true;
   return /\/log(\?|$)/.test(path) && q.get('follow') === 'true';
