@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { freePort } from '@pullplane/testing';
-import { children, root, spawnReady } from './processes.mjs';
+import { children, PROF, root, spawnReady } from './processes.mjs';
 
 const HOPS = 3;
 
@@ -93,6 +93,7 @@ export async function startNodeForwarders({ target, certFile, keyFile, hops = HO
     const child = await spawnReady(
       process.execPath,
       [
+        ...PROF,
         path.join(root, 'scripts', 'bench', 'naive-forwarder.mjs'),
         String(ports[i]),
         `${scheme}://127.0.0.1:${next}`,

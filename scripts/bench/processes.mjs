@@ -37,8 +37,8 @@ export function spawnReady(command, args, readyText, opts = {}) {
   });
 }
 
-// BENCH_CPU_PROF=<dir>: each app writes a V8 CPU profile there when it exits.
-const PROF = process.env.BENCH_CPU_PROF
+// BENCH_CPU_PROF=<dir>: each app, and each naive forwarder, writes a V8 CPU profile there when it exits.
+export const PROF = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
   : [];
 // BENCH_APP_NODE_OPTIONS="--a --b": Node.js options for our apps only, after their start

@@ -39,6 +39,24 @@ const answers: Record<string, (s: AgentStream) => void> = {
     ]);
     s.end(Buffer.from(`hello${FORGED}`));
   },
+  '/api/lengths-agree': (s) => {
+    s.respond(200, [
+      { name: 'Content-Length', value: '2, 2' },
+      { name: 'content-length', value: '2' },
+    ]);
+    s.end(Buffer.from('ok'));
+  },
+  '/api/lengths-disagree': (s) => {
+    s.respond(200, [
+      { name: 'Content-Length', value: '2' },
+      { name: 'Content-Length', value: '3' },
+    ]);
+    s.end(Buffer.from('ok'));
+  },
+  '/api/length-not-a-number': (s) => {
+    s.respond(200, [{ name: 'Content-Length', value: '2x' }]);
+    s.end(Buffer.from('ok'));
+  },
   '/api/ok': (s) => {
     s.respond(200, [{ name: 'Content-Length', value: '2' }]);
     s.end(Buffer.from('ok'));
@@ -155,6 +173,33 @@ describe('an agent head with Transfer-Encoding and Content-Length', () => {
     c.send(get('/api/ok'));
     const second = await c.next();
     expect([second.status, second.body.toString()]).toEqual([200, 'ok']);
+    c.destroy();
+  });
+});
+
+describe('an agent head whose Content-Length is listed more than once', () => {
+  it('keeps one length when every value agrees', async () => {
+    const c = await connection();
+    c.send(get('/api/lengths-agree'));
+    const r = await c.next();
+    expect([r.status, r.headers['content-length'], r.body.toString()]).toEqual([200, '2', 'ok']);
+    c.destroy();
+  });
+
+  it.each([
+    ['values that disagree', '/api/lengths-disagree'],
+    ['a value that is not a number', '/api/length-not-a-number'],
+  ])('drops the length and re-frames the body for %s, and counts it', async (_, path) => {
+    const before = await framingErrors('bad_content_length');
+    const c = await connection();
+    c.send(get(path));
+    const r = await c.next();
+    expect(r.headers['content-length']).toBeUndefined();
+    expect([r.status, r.headers['transfer-encoding'], r.body.toString()]).toEqual([200, 'chunked', 'ok']);
+    expect(await framingErrors('bad_content_length')).toBe(before + 1);
+    c.send(get('/api/ok'));
+    const next = await c.next();
+    expect([next.status, next.body.toString()]).toEqual([200, 'ok']);
     c.destroy();
   });
 });

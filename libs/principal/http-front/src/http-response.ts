@@ -66,34 +66,38 @@ export function relayHttpResponse(
     req.method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
   const out: Record<string, string | string[]> = {};
   let transferEncoding = false;
-  const lengths: string[] = [];
+  // Every Content-Length value (a header may list several), made only when there is one.
+  let lengths: string[] | undefined;
   for (const h of head.headers) {
     const lower = h.name.toLowerCase();
-    if (lower === 'transfer-encoding') transferEncoding = true;
     if (lower === 'content-length') {
-      lengths.push(...h.value.split(',').map((v) => v.trim()));
+      lengths ??= [];
+      if (!h.value.includes(',')) lengths.push(h.value.trim());
+      else for (const v of h.value.split(',')) lengths.push(v.trim());
       continue;
     }
+    if (lower === 'transfer-encoding') transferEncoding = true;
     if (o.strip(lower)) continue;
     const prev = out[lower];
     out[lower] = prev === undefined ? h.value : ([] as string[]).concat(prev, h.value);
   }
   let declared: number | undefined;
-  if (lengths.length > 0) {
+  if (lengths !== undefined) {
+    const first = lengths[0] as string;
     if (transferEncoding)
       o.onFramingViolation(
         'length_with_transfer_encoding',
         'Transfer-Encoding with Content-Length: the length is dropped',
       );
-    else if (!lengths.every((v) => DECIMAL.test(v)) || new Set(lengths).size !== 1)
+    else if (!lengths.every((v) => v === first) || !DECIMAL.test(first))
       o.onFramingViolation(
         'bad_content_length',
         `Content-Length ${JSON.stringify(lengths.join(',').slice(0, 64))} is dropped`,
       );
     // A 204 and a 1xx have no Content-Length; HEAD and 304 keep the length of the full body.
     else if (status !== 204 && !(status >= 100 && status < 200)) {
-      declared = Number(lengths[0]);
-      out['content-length'] = lengths[0]!;
+      declared = Number(first);
+      out['content-length'] = first;
     }
   }
   res.writeHead(status, out);
