@@ -129,6 +129,15 @@ export const cpuSplitTicks = (pid) => {
   return { user: Number(f[11]), system: Number(f[12]) };
 };
 
+/**
+ * Clock ticks a process's main thread has used (user + system): the rest of `cpuTicks` went to
+ * its other threads (V8's garbage collection and optimizing compiler, libuv's pool).
+ */
+export const mainThreadTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+
 /** The pid and its children (nginx's workers). */
 export const family = (pid) => {
   const out = [pid];

@@ -26,6 +26,7 @@ import {
   cpuSplitTicks,
   cpuTicks,
   family,
+  mainThreadTicks,
   root,
   spawnApp,
   spawnReady,
@@ -69,6 +70,13 @@ const cpuSeconds = (pid) => {
 const userSeconds = (pid) => {
   try {
     return cpuSplitTicks(pid).user / TICK;
+  } catch {
+    return 0;
+  }
+};
+const mainThreadSeconds = (pid) => {
+  try {
+    return mainThreadTicks(pid) / TICK;
   } catch {
     return 0;
   }
@@ -253,11 +261,13 @@ const PROCESS_NAMES = new Map([
 ]);
 /**
  * CPU µs per request of each process of a cell, by name (nginx's master and workers as one);
- * `part: 'user'` counts user space only (the rest is the kernel's).
+ * `part: 'user'` counts user space only (the rest is the kernel's), `'main'` the main thread only
+ * (the rest is the process's other threads').
  */
 function cpuPerRequest(cellResult, part = 'all') {
   const out = new Map();
-  for (const [pid, seconds] of part === 'user' ? cellResult.user : cellResult.cpu) {
+  const counted = part === 'user' ? cellResult.user : part === 'main' ? cellResult.main : cellResult.cpu;
+  for (const [pid, seconds] of counted) {
     const name = PROCESS_NAMES.get(pid) ?? 'nginx';
     out.set(name, (out.get(name) ?? 0) + seconds);
   }
@@ -316,23 +326,28 @@ async function cell(target, request, c) {
   const url = `${t.base}${request.path}`;
   // Warm-up: the JIT first, longest before a path's first cell (a second served too few
   // requests for the optimizing compiler on a slow machine, at c=1 by far: its cells measured
-  // compilation), at this cell's concurrency or more; below 16, a second at its own after.
+  // compilation), at this cell's concurrency or more; below 16, three seconds at its own after:
+  // at one connection our processes still optimized code for another two seconds or so after
+  // one (40-50 µs per request of the proxy's and the agent's other threads in a 5 s cell, against
+  // 2-5 once settled; the 'main thread · other threads' line shows it).
   const first = !warmed.has(`${target} ${request.name}`);
   warmed.add(`${target} ${request.name}`);
   await wrk(url, t.token, Math.max(c, WARM_CONCURRENCY), first ? 6 : 2);
-  if (c < WARM_CONCURRENCY) await wrk(url, t.token, c, request.durationFactor ? 3 : 1);
+  if (c < WARM_CONCURRENCY) await wrk(url, t.token, c, 3);
   const pids = t.pids();
   const before = new Map(pids.map((p) => [p, cpuSeconds(p)]));
   const userBefore = new Map(pids.map((p) => [p, userSeconds(p)]));
+  const mainBefore = new Map(pids.map((p) => [p, mainThreadSeconds(p)]));
   const r = await wrk(url, t.token, c, DURATION_S * (request.durationFactor ?? 1));
   const cpu = new Map(pids.map((p) => [p, cpuSeconds(p) - (before.get(p) ?? 0)]));
   const user = new Map(pids.map((p) => [p, userSeconds(p) - (userBefore.get(p) ?? 0)]));
+  const main = new Map(pids.map((p) => [p, mainThreadSeconds(p) - (mainBefore.get(p) ?? 0)]));
   if (r.non2xx > 0 || r.errors) {
     console.error(
       `  ${target} ${request.name} c=${c}: ${r.non2xx} non-2xx, socket errors: ${r.errors ?? 'none'}`,
     );
   }
-  return { ...r, cpu, user };
+  return { ...r, cpu, user, main };
 }
 
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '—');
@@ -402,18 +417,24 @@ if (namedGet.size > 0) {
     }
     // Where a hop's cost lies: the kernel's share (sockets, TLS records' system calls) or user
     // space (JavaScript, Node's runtime, TLS crypto, garbage collection).
-    const split = (cellResult, names) => {
+    const split = (cellResult, names, part) => {
       const all = cpuPerRequest(cellResult);
-      const user = cpuPerRequest(cellResult, 'user');
+      const some = cpuPerRequest(cellResult, part);
       return names
         .map(
           (n) =>
-            `${n} ${fmt(user.get(n))} · ${fmt((all.get(n) ?? Number.NaN) - (user.get(n) ?? Number.NaN))}`,
+            `${n} ${fmt(some.get(n))} · ${fmt((all.get(n) ?? Number.NaN) - (some.get(n) ?? Number.NaN))}`,
         )
         .join(', ');
     };
+    const hops = ['proxy', 'gateway', 'agent'];
     console.log(
-      `| c=1 CPU µs per request, user · system | ours: ${split(c1.ours, ['proxy', 'gateway', 'agent'])}; naive: ${split(c1.node, forwarders.names)} | |`,
+      `| c=1 CPU µs per request, user · system | ours: ${split(c1.ours, hops, 'user')}; naive: ${split(c1.node, forwarders.names, 'user')} | |`,
+    );
+    // Other threads: V8's garbage collection and optimizing compiler; a cell that still
+    // compiles shows it here (the warm-up is meant to leave it at a few µs).
+    console.log(
+      `| c=1 CPU µs per request, main thread · other threads | ours: ${split(c1.ours, hops, 'main')}; naive: ${split(c1.node, forwarders.names, 'main')} | |`,
     );
   }
   const c64 = namedGet.get(64);
