@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { OpenMessageInit } from '@pullplane/proto';
 import {
   DEFAULT_SESSION_WINDOW_BUDGET,
   Multiplexer,
-  type OpenInit,
   type PeerViolation,
   TunnelError,
   TunnelErrorCode,
@@ -122,7 +122,7 @@ export class AgentSession {
   }
 
   /** Opens a logical stream to the agent. Throws a TunnelError when that is impossible. */
-  open(init: OpenInit): TunnelStream {
+  open(init: OpenMessageInit): TunnelStream {
     if (this.ended)
       throw new TunnelError(TunnelErrorCode.UNAVAILABLE, `agent ${this.agent} is not connected`);
     return this.mux.open(init);

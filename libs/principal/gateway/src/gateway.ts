@@ -7,14 +7,9 @@ import {
   GATEWAY_FORWARD_PATH,
   GATEWAY_LINK_PATH,
   type Open,
+  type OpenMessageInit,
 } from '@pullplane/proto';
-import {
-  type OpenInit,
-  TunnelError,
-  TunnelErrorCode,
-  type TunnelStream,
-  WindowBudget,
-} from '@pullplane/tunnel';
+import { TunnelError, TunnelErrorCode, type TunnelStream, WindowBudget } from '@pullplane/tunnel';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type AgentLimits, DEFAULT_AGENT_LIMITS } from './agent-limits.js';
@@ -278,7 +273,7 @@ export class Gateway {
   }
 
   /** Opens a logical stream to an agent whose tunnel this gateway holds. */
-  openLocal(agent: string, open: OpenInit | Open): TunnelStream {
+  openLocal(agent: string, open: OpenMessageInit | Open): TunnelStream {
     const session = this.registry.get(agent);
     if (!session)
       throw new TunnelError(

@@ -1,11 +1,12 @@
+import type { OpenMessageInit } from '@pullplane/proto';
 import { decodeAll, errorReply, type RespValue } from '@pullplane/resp';
-import { isTunnelError, type OpenInit, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
+import { isTunnelError, TunnelErrorCode, type TunnelStream } from '@pullplane/tunnel';
 import { ReplyText } from './errors.js';
 
 /** The part of AgentRouter (@pullplane/router) the redis proxy uses. */
 export interface AgentOpener {
   /** Throws a NOT_FOUND TunnelError synchronously when no gateway holds the agent. */
-  open(agent: string, init: Omit<OpenInit, 'agent'>): TunnelStream;
+  open(agent: string, init: Omit<OpenMessageInit, 'agent'>): TunnelStream;
   /** Whether presence currently knows the agent (undefined: not connected anywhere). */
   lookup(agent: string): unknown;
 }

@@ -1,11 +1,10 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { Bus, PresenceRecord } from '@pullplane/bus';
 import type { FrameClient, TunnelCredentials } from '@pullplane/grpc-frames';
-import { type Open, openMessage } from '@pullplane/proto';
+import { type Open, type OpenMessageInit, openMessage } from '@pullplane/proto';
 import {
   DEFAULT_SESSION_WINDOW_BUDGET,
   Deadline,
-  type OpenInit,
   TunnelError,
   TunnelErrorCode,
   type TunnelStream,
@@ -71,7 +70,7 @@ export interface AgentRouterOptions {
   registry?: Registry;
 }
 
-export interface RouteOpenInit extends Omit<OpenInit, 'agent' | 'timeoutMs'> {
+export interface RouteOpenInit extends Omit<OpenMessageInit, 'agent' | 'timeoutMs'> {
   /**
    * The request's deadline, made where the request came in: the router looks for the agent
    * until then, and the agent must answer by then (the Open carries what is left of it). Without
@@ -91,9 +90,9 @@ export interface RouteOpenInit extends Omit<OpenInit, 'agent' | 'timeoutMs'> {
  * through a runtime call each, three of them here before): the type of `open` fails the build
  * when the Open gains a field this does not carry.
  */
-export function openInitOf(init: RouteOpenInit, agent = ''): OpenInit {
+export function openInitOf(init: RouteOpenInit, agent = ''): OpenMessageInit {
   const deadline = init.deadline;
-  const open: { [K in keyof Required<OpenInit>]: OpenInit[K] | undefined } = {
+  const open: { [K in keyof Required<OpenMessageInit>]: OpenMessageInit[K] | undefined } = {
     head: init.head,
     agent,
     requestId: init.requestId,
@@ -104,7 +103,7 @@ export function openInitOf(init: RouteOpenInit, agent = ''): OpenInit {
     tracestate: init.tracestate,
   };
   // A field left undefined reads as absent to `openMessage` (each has its default there).
-  return open as OpenInit;
+  return open as OpenMessageInit;
 }
 
 /**

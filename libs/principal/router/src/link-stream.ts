@@ -1,11 +1,10 @@
-import { type Frame, openMessage } from '@pullplane/proto';
+import { type Frame, type OpenMessageInit, openMessage } from '@pullplane/proto';
 import {
   type AbortCause,
   DEFAULT_INITIAL_WINDOW,
   type Deadline,
   isRouteRefusal,
   LogicalStream,
-  type OpenInit,
   TunnelError,
   TunnelErrorCode,
   type WindowBudget,
@@ -51,7 +50,7 @@ export class LinkStream extends LogicalStream {
 
   /** A body given in `init` is written like one written later: whatever fits goes inline in the Open. */
   constructor(
-    init: OpenInit,
+    init: OpenMessageInit,
     highWaterMark: number,
     private readonly unrouted: UnroutedHandler,
   ) {

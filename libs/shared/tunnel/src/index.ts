@@ -30,7 +30,6 @@ export { createMemoryLink, type MemoryLink, memoryTunnel } from './memory-transp
 export {
   Multiplexer,
   type MultiplexerOptions,
-  type OpenInit,
   type PeerViolation,
   type ViolationKind,
 } from './multiplexer.js';

@@ -81,9 +81,6 @@ export interface PeerViolation {
   message: string;
 }
 
-/** What an opener supplies: everything in Open but the stream id, which the multiplexer picks. */
-export type OpenInit = OpenMessageInit;
-
 export interface MultiplexerEvents {
   goaway: [GoAway];
   /** The gateway says whether the agent's cluster is registered (agents that announce it). */
@@ -220,7 +217,8 @@ export class Multiplexer extends EventEmitter<MultiplexerEvents> {
    * Opens a stream towards the peer. The Open frame is sent at once (in this turn's write): a
    * body written in the same turn rides inline, and ending the stream then makes it one frame.
    */
-  open(init: OpenInit): LogicalStream {
+  /** Everything in the Open but the stream id, which the multiplexer picks. */
+  open(init: OpenMessageInit): LogicalStream {
     this.checkCanOpen();
     const id = this.allocateId();
     const open = openMessage(init, id);
