@@ -2,8 +2,7 @@
 // stand-in, next to deploy/base/agent without touching any of its objects, and the agent
 // started from its Deployment (args, env and the params ConfigMap laid out as the kubelet
 // mounts it) connects to a real gateway with the issued token; its ClusterAgent says so.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_TOKEN_AUDIENCE, TokenAuthority } from '@pullplane/auth';
@@ -11,6 +10,7 @@ import {
   type AppProcess,
   type FakeKubeApiServer,
   freePort,
+  makeTempDir,
   type NatsServerHandle,
   runKubectl,
   spawnAppProcess,
@@ -56,7 +56,7 @@ const kubectl = async (args: string[], input?: string) => {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'agent-create-'));
+  dir = makeTempDir('agent-create-');
   const caDir = path.join(dir, 'pki');
   await cli('ca', 'init', '--dir', caDir);
   caCert = path.join(caDir, 'ca.crt');

@@ -5,7 +5,12 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectNatsBus, natsConnectionSecurity } from '@pullplane/bus';
-import { DEPLOY_NATS_CONFIG_DIR, type NatsServerHandle, startNatsServer } from '@pullplane/testing';
+import {
+  DEPLOY_NATS_CONFIG_DIR,
+  makeTempDir,
+  type NatsServerHandle,
+  startNatsServer,
+} from '@pullplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runCli } from '../src/program.js';
@@ -48,7 +53,7 @@ describe('pullplane nats nkeys', () => {
     );
     // The NATS pods: the shipped configuration, the public keys from argocd-agent-nats-users.
     const users = secrets.get('argocd-agent-nats-users')!.stringData;
-    const confDir = mkdtempSync(path.join(tmpdir(), 'cli-nkeys-nats-'));
+    const confDir = makeTempDir('cli-nkeys-nats-');
     for (const f of ['auth.conf', 'permissions.conf'])
       copyFileSync(path.join(DEPLOY_NATS_CONFIG_DIR, f), path.join(confDir, f));
     nats = await startNatsServer({

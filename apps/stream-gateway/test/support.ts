@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ChannelCredentials, Client, Metadata, type ServiceError } from '@grpc/grpc-js';
@@ -13,7 +12,7 @@ import { tunnelCredentials } from '@pullplane/grpc-frames';
 import { type CredentialKind, createCertificateAuthority, issueCertificate } from '@pullplane/pki';
 import { decodeFrame, encodeFrame, type Frame, frame, GATEWAY_LINK_PATH } from '@pullplane/proto';
 import { AgentRouter, type AgentRouterOptions } from '@pullplane/router';
-import { builtAppMain, freePort } from '@pullplane/testing';
+import { builtAppMain, freePort, makeTempDir } from '@pullplane/testing';
 import pino from 'pino';
 
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2));
@@ -43,7 +42,7 @@ export interface TestPki {
 
 /** A CA, a gateway server certificate for 127.0.0.1, and client certificates on demand. */
 export async function makePki(): Promise<TestPki> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'pullplane-pki-'));
+  const dir = makeTempDir('pullplane-pki-');
   const ca = await createCertificateAuthority({ commonName: 'pullplane-test-ca' });
   const server = await issueCertificate(ca, {
     commonName: 'gateway',

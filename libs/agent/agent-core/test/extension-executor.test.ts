@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
+import { makeTempDir } from '@pullplane/testing';
 import { type Multiplexer, memoryTunnel } from '@pullplane/tunnel';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   silent = net.createServer(() => undefined);
   silent.listen(0, '127.0.0.1');
   await once(silent, 'listening');
-  mapFile = join(mkdtempSync(join(tmpdir(), 'ext-map-')), 'extensions.yaml');
+  mapFile = join(makeTempDir('ext-map-'), 'extensions.yaml');
   writeMap(`extensions:
   - name: metrics
     url: ${backendUrl}/base/

@@ -1,10 +1,9 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { createMemoryBus } from '@pullplane/bus';
-import { createTestPki } from '@pullplane/testing';
+import { createTestPki, makeTempDir } from '@pullplane/testing';
 import { keyPairSpec, openMaterial, tlsProtocolSettings } from '@pullplane/tls-material';
 import pino from 'pino';
 import { expect, it } from 'vitest';
@@ -25,7 +24,7 @@ function presented(port: number): Promise<{ fingerprint: string; version: string
 
 it("starts with the listener's certificate and protocol, takes a rotated one when the bus asks its service to reload, and stops following, its material and its revocations when it closes", async () => {
   const pki = await createTestPki();
-  const dir = mkdtempSync(join(tmpdir(), 'served-front-'));
+  const dir = makeTempDir('served-front-');
   const files = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') };
   const write = async () => {
     const pair = await pki.serverCert();

@@ -1,10 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { FrameClient, type TunnelCredentials } from '@pullplane/grpc-frames';
-import { createTestPki } from '@pullplane/testing';
+import { createTestPki, makeTempDir } from '@pullplane/testing';
 import { afterAll, expect, it } from 'vitest';
 import { gatewayCredentials } from '../src/index.js';
 
@@ -58,7 +57,7 @@ async function whoAmI(port: number, creds: TunnelCredentials): Promise<string> {
 
 it('re-reads a rotated proxy certificate: new connections present the new one', async () => {
   const port = await startWhoServer();
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-creds-'));
+  const dir = makeTempDir('gateway-creds-');
   const files = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key'), ca: join(dir, 'ca.crt') };
   const install = async (cn: string) => {
     const pair = await pki.proxyCert(cn);
@@ -82,7 +81,7 @@ it('re-reads a rotated proxy certificate: new connections present the new one', 
 });
 
 it('fails at startup, naming the file, when the key cannot be read', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-creds-'));
+  const dir = makeTempDir('gateway-creds-');
   writeFileSync(join(dir, 'ca.crt'), pki.ca.certPem);
   writeFileSync(join(dir, 'tls.crt'), pki.ca.certPem);
   expect(() =>

@@ -2,12 +2,12 @@ import { create } from '@bufbuild/protobuf';
 import { OpenSchema, openMessage } from '@pullplane/proto';
 import { Deadline } from '@pullplane/tunnel';
 import { describe, expect, it } from 'vitest';
-import { openInitOf } from '../src/index.js';
+import { openInitOf, type RouteOpenInit } from '../src/index.js';
 
-const head = {
+const head: RouteOpenInit['head'] = {
   case: 'http',
   value: { method: 'GET', path: '/api/v1/pods', headers: [{ name: 'a', value: 'b' }] },
-} as const;
+};
 
 describe('openInitOf', () => {
   it('carries every field of the route init, the agent, and what is left of the deadline', () => {

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   type AppNameRegistry,
   appNameRegistry,
@@ -72,8 +72,14 @@ const registry: AppNameRegistry = {
 };
 const check = { app: 'stream-gateway', family: 'principal' as const, registry };
 
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 function params(text: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'unused-names-'));
+  made.push(dir);
   const p = path.join(dir, 'params.yaml');
   writeFileSync(p, text);
   return p;

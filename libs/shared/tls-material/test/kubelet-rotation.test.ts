@@ -1,11 +1,10 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, createServer, type Server } from 'node:tls';
 import { type CertificateAndKey, issueCertificate } from '@pullplane/pki';
 import { createMetricsRegistry } from '@pullplane/telemetry';
-import { createTestPki, type TestPki } from '@pullplane/testing';
+import { createTestPki, makeTempDir, type TestPki } from '@pullplane/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -107,7 +106,7 @@ const notAfter = (pair: CertificateAndKey) =>
 
 beforeAll(async () => {
   pki = await createTestPki();
-  dir = mkdtempSync(join(tmpdir(), 'kubelet-volume-'));
+  dir = makeTempDir('kubelet-volume-');
   kubeletWrite(volume(await serverCert(30)));
   material = await open();
   material.observe(registry, 'test-service');

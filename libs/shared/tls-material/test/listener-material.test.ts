@@ -1,8 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMemoryBus, onConfigReload } from '@pullplane/bus';
-import { createTestPki } from '@pullplane/testing';
+import { createTestPki, makeTempDir } from '@pullplane/testing';
 import pino from 'pino';
 import { expect, it } from 'vitest';
 import {
@@ -19,7 +18,7 @@ const logger = pino({ level: 'silent' });
 /** A replica's listener material read from files, as with --tls-cert-path and friends. */
 async function fileMaterial() {
   const pki = await createTestPki();
-  const dir = mkdtempSync(join(tmpdir(), 'listener-material-'));
+  const dir = makeTempDir('listener-material-');
   const paths = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key'), ca: join(dir, 'ca.crt') };
   const write = async () => {
     const pair = await pki.serverCert();

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
   createTestPki,
   type FakeKubeApiServer,
+  makeTempDir,
   startFakeKubeApiServer,
   type TestPki,
 } from '@pullplane/testing';
@@ -34,7 +34,7 @@ beforeAll(async () => {
       data: { 'ca.crt': b64(pki.ca.certPem) },
     },
   });
-  dir = mkdtempSync(path.join(tmpdir(), 'material-set-'));
+  dir = makeTempDir('material-set-');
 });
 afterAll(async () => {
   await server?.close();

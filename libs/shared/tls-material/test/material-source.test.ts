@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
   createTestPki,
   type FakeKubeApiServer,
+  makeTempDir,
   startFakeKubeApiServer,
   type TestPki,
 } from '@pullplane/testing';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   await core.createNamespace({ body: { metadata: { name: 'argocd' } } });
   store = new SecretStore(kc, 'argocd', logger);
   pki = await createTestPki();
-  dir = mkdtempSync(path.join(tmpdir(), 'tls-material-'));
+  dir = makeTempDir('tls-material-');
 });
 afterAll(async () => {
   store?.stop();

@@ -1,6 +1,6 @@
-import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { type FakeKubeApiServer, runKubectl, startFakeKubeApiServer } from '@pullplane/testing';
+import { type FakeKubeApiServer, makeTempDir, runKubectl, startFakeKubeApiServer } from '@pullplane/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SecretData, SecretWatch } from '../src/index.js';
@@ -171,7 +171,7 @@ describe('SecretWatch against the fake API server', () => {
   });
 
   it('serves the field-selected list the way kubectl reads it', async () => {
-    const kubeconfig = await server.writeKubeconfig(`${tmpdir()}/tls-material-kubeconfig-${process.pid}`);
+    const kubeconfig = await server.writeKubeconfig(join(makeTempDir('tls-material-kubeconfig-'), 'config'));
     await core.createNamespacedSecret({ namespace: 'argocd', body: secret('by-name', { x: 'y' }) });
     const r = await runKubectl(
       ['-n', 'argocd', 'get', 'secrets', '--field-selector', 'metadata.name=by-name', '-o', 'name'],

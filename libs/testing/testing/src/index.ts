@@ -77,7 +77,12 @@ export {
   startNatsCluster,
 } from './launchers/nats-cluster.js';
 export { type NatsServerHandle, type NatsServerOptions, startNatsServer } from './launchers/nats-server.js';
-export { findBinary, makeTempDir, trackedProcessCount } from './launchers/processes.js';
+export {
+  findBinary,
+  makeTempDir,
+  releaseTestResources,
+  trackedProcessCount,
+} from './launchers/processes.js';
 export {
   type RedisServerHandle,
   type RedisServerOptions,

@@ -145,6 +145,27 @@ export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * Kills whatever this test process started and is still running (a test that stopped its
+ * servers leaves nothing) and removes every temporary directory it made. The test setup runs it
+ * after each file's own teardown: the 'exit' hook alone left directories behind, as test
+ * workers are not always ended by a normal exit.
+ */
+export async function releaseTestResources(): Promise<void> {
+  const running = [...children];
+  const exits = running.map(
+    (child) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  );
+  await Promise.all(exits);
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
 /** Makes a makeTempDir directory exist again after removeTempDir (a server started again), tracked as before. */
 export function recreateTempDir(dir: string): void {
   installExitHook();
