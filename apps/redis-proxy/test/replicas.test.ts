@@ -188,6 +188,9 @@ describe('two redis-proxy replicas over NATS presence', () => {
     expect(text).toMatch(/redis_proxy_commands_total\{route="agent"\} [1-9]/);
     expect(text).toMatch(/redis_proxy_commands_total\{route="principal"\} [1-9]/);
     expect(text).toMatch(/redis_proxy_commands_total\{route="local"\} [1-9]/);
+    // Every route has its series from the start, counted or not.
+    for (const route of ['split', 'refused'])
+      expect(text).toMatch(new RegExp(`commands_total\\{route="${route}"\\} \\d`));
     expect(text).toMatch(/redis_proxy_agent_command_duration_seconds_count [1-9]/);
     expect(text).toMatch(/redis_proxy_connections \d/);
   });

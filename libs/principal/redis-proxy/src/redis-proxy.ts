@@ -4,7 +4,12 @@ import type { Tracer } from '@opentelemetry/api';
 import { isLoopback } from '@pullplane/names';
 import type { RedisEndpoint } from '@pullplane/redis-common';
 import { RedisSubscriber, SubscriptionHub } from '@pullplane/redis-common';
-import { getOrCreateCounter, getOrCreateGauge, getOrCreateHistogram } from '@pullplane/telemetry';
+import {
+  counterSeries,
+  getOrCreateCounter,
+  getOrCreateGauge,
+  getOrCreateHistogram,
+} from '@pullplane/telemetry';
 import { type ListenerTls, listenerSecureContext } from '@pullplane/tls-material';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -83,16 +88,10 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
   const limits: ProxyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const maxClients = opts.maxClients ?? 10_000;
 
-  // Counted in plain numbers on the hot path and handed to Prometheus when it scrapes.
-  const routed = { local: 0, principal: 0, agent: 0, split: 0, refused: 0 };
-  getOrCreateCounter(opts.registry, {
+  const commandsByRoute = getOrCreateCounter(opts.registry, {
     name: 'redis_proxy_commands_total',
     help: 'Commands handled by the redis proxy, by where they were answered.',
     labelNames: ['route'],
-    collect() {
-      this.reset();
-      for (const [route, n] of Object.entries(routed)) this.inc({ route }, n);
-    },
   });
   const agentSeconds = getOrCreateHistogram(opts.registry, {
     name: 'redis_proxy_agent_command_duration_seconds',
@@ -127,11 +126,12 @@ export function createRedisProxy(opts: RedisProxyOptions): RedisProxy {
     name: 'redis_proxy_connections',
     help: 'Open client connections.',
   });
-  const counter = (route: keyof typeof routed) => ({
-    inc() {
-      routed[route]++;
-    },
-  });
+  // Every route's series is there from the start (at 0), then counted as a plain number on the
+  // hot path and handed to Prometheus when it scrapes.
+  const counter = (route: 'local' | 'principal' | 'agent' | 'split' | 'refused') => {
+    commandsByRoute.inc({ route }, 0);
+    return counterSeries(commandsByRoute, { route });
+  };
   // Only agents presence knows get a series of their own: keys can name any agent.
   const compat = argocdAgentRedisProxyMetrics(
     opts.registry,
