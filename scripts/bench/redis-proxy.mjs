@@ -1,12 +1,13 @@
 // npm run bench:redis-proxy — redis-benchmark GET/SET throughput directly against redis-server,
 // through the redis proxy (principal keys), through twemproxy (nutcracker) as a peer proxy and
-// through a naive Node forwarder (node:net, one upstream connection per client, bytes piped);
+// through a naive Node forwarder (node:net, one upstream connection per client, bytes piped) and
+// a Node floor (multiplexing-tcp-forwarder.mjs: what a Node multiplexer costs with no proxy work);
 // then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
 // + agent versus the agent's Redis directly.
 // Not a test: it prints figures.
 //
 // Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
-// redis-proxy apps (spawned from dist/), nutcracker, the naive forwarder, redis-benchmark.
+// redis-proxy apps (spawned from dist/), nutcracker, the two Node forwarders, redis-benchmark.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -20,8 +21,10 @@ const run = promisify(execFile);
 const quick = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.BENCH_REQUESTS ?? (quick ? 20_000 : 200_000));
 const N_PIPELINED = N * 4;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const N_LATENCY = Number(process.env.BENCH_LATENCY_REQUESTS ?? (quick ? 2_000 : 10_000));
-// BENCH_PART=principal or agent runs one half (to profile it alone); BENCH_CLIENTS=8 one column.
+// BENCH_PART=principal or agent runs one half (to profile it alone); BENCH_CLIENTS=8 one column;
+// BENCH_ROUNDS: how many times each principal-key target is measured (the median is reported).
 const PART = process.env.BENCH_PART;
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,8,50').split(',').map(Number);
 // BENCH_VALUES=4k or 1m: one of the agent-key value sizes. BENCH_HOLD=1: start everything, print
@@ -125,7 +128,19 @@ try {
   twemPort = undefined;
 }
 
-// What Node's sockets cost per read and write, with nothing of a proxy's work on top.
+// What Node's sockets cost per read and write, with nothing of a proxy's work on top: one
+// upstream connection per client, bytes piped (naive); one shared upstream connection, batched
+// per turn and read as the proxy reads (floor).
+const floorPort = await freePort();
+const floor = await spawnReady(
+  process.execPath,
+  [
+    path.join(root, 'scripts', 'bench', 'multiplexing-tcp-forwarder.mjs'),
+    String(floorPort),
+    String(principal.port),
+  ],
+  'forwarding',
+);
 const naivePort = await freePort();
 const naive = await spawnReady(
   process.execPath,
@@ -159,9 +174,10 @@ async function cpuOver(pids, work) {
     perOp: (ops) => Object.fromEntries(Object.entries(ticks).map(([k, t]) => [k, (t * 10_000) / ops])),
   };
 }
-async function throughput(port, pids) {
+async function throughput(port, pids, warmUp) {
   // Warm up first (JIT, connection pools): every target gets the same treatment.
-  await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(Math.min(N, 50_000)), '-r', '100000']);
+  if (warmUp)
+    await benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(Math.min(N, 50_000)), '-r', '100000']);
   const plainRun = await cpuOver(pids, () =>
     benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N), '-r', '100000']),
   );
@@ -208,17 +224,40 @@ if (process.env.BENCH_HOLD) {
   await new Promise(() => undefined);
 }
 
-const results =
+// Principal keys: every target measured ROUNDS times, each round in a rotated order (no target
+// always runs first, or always after the same one); each cell is the median of its rounds.
+const principalTargets =
   PART === 'agent'
     ? []
     : [
-        ['redis-server (direct)', await throughput(principal.port, {})],
-        ['redis proxy (principal keys)', await throughput(proxyPort, { proxy: proxy.pid })],
-        ...(twemPort
-          ? [['twemproxy (nutcracker)', await throughput(twemPort, { twemproxy: twemproxy.pid })]]
-          : []),
-        ['naive Node forwarder (node:net, 1:1)', await throughput(naivePort, { node: naive.pid })],
+        ['redis-server (direct)', principal.port, {}],
+        ['redis proxy (principal keys)', proxyPort, { proxy: proxy.pid }],
+        ...(twemPort ? [['twemproxy (nutcracker)', twemPort, { twemproxy: twemproxy.pid }]] : []),
+        ['Node floor (multiplexing forwarder, no proxy work)', floorPort, { node: floor.pid }],
+        ['naive Node forwarder (node:net, 1:1)', naivePort, { node: naive.pid }],
       ];
+const samples = principalTargets.map(() => []);
+for (let round = 0; round < ROUNDS; round++) {
+  for (let j = 0; j < principalTargets.length; j++) {
+    const i = (j + round) % principalTargets.length;
+    const [, port, pids] = principalTargets[i];
+    samples[i].push(await throughput(port, pids, round === 0));
+  }
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const medianOf = (rounds) => {
+  const cpuMedian = (key) =>
+    Object.fromEntries(Object.keys(rounds[0][key]).map((k) => [k, median(rounds.map((r) => r[key][k]))]));
+  return {
+    get: median(rounds.map((r) => r.get)),
+    set: median(rounds.map((r) => r.set)),
+    getP: median(rounds.map((r) => r.getP)),
+    setP: median(rounds.map((r) => r.setP)),
+    cpu: cpuMedian('cpu'),
+    cpuP: cpuMedian('cpuP'),
+  };
+};
+const results = principalTargets.map(([name], i) => [name, medianOf(samples[i])]);
 
 // Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
 // managed resources), at 1, 8 and 50 clients, directly on the agent's Redis and through
@@ -270,7 +309,7 @@ for (const [label, key, n] of PART === 'principal'
 const k = (x) => `${Math.round(x / 1000)}k`;
 const lines = [];
 lines.push(
-  `redis-benchmark -c 50, ${N} requests (${N_PIPELINED} with -P 16), random keys, 3-byte values; ops/s`,
+  `redis-benchmark -c 50, ${N} requests (${N_PIPELINED} with -P 16), random keys, 3-byte values; ops/s, median of ${ROUNDS} round(s)`,
 );
 lines.push('');
 const us = (cpu) =>
@@ -294,6 +333,8 @@ const ratioOf = (name, base) => {
   );
 };
 if (twem) ratioOf('twemproxy', twem);
+const floorRow = results.find(([n]) => n.startsWith('Node floor'))?.[1];
+if (floorRow) ratioOf('Node floor', floorRow);
 if (naiveRow) ratioOf('naive Node forwarder', naiveRow);
 lines.push('');
 lines.push(`Agent-key GET (${N_LATENCY} requests for 4 KiB, fewer for 1 MiB); latency in ms`);

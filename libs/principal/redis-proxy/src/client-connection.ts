@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { PubSubKind, PubSubMessage } from '@pullplane/redis-common';
+import { type PubSubKind, type PubSubMessage, readAccepted } from '@pullplane/redis-common';
 import {
   commandFromArgs,
   encode,
@@ -128,7 +128,7 @@ export class ClientConnection implements CommandSession {
       reply: (bytes) => this.reply(bytes),
     };
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    readAccepted(socket, (chunk) => this.onData(chunk));
     socket.on('error', (err) =>
       ctx.logger.debug({ client: this.state.id, err: err.message }, 'client socket error'),
     );
@@ -151,6 +151,8 @@ export class ClientConnection implements CommandSession {
   // ---- input ----
 
   private onData(chunk: Buffer): void {
+    // Closing: every command from here on is dropped unread (see flush).
+    if (this.closing) return;
     this.chunk = chunk;
     this.rawStart = 0;
     const own = this.principal.own;
@@ -499,6 +501,9 @@ export class ClientConnection implements CommandSession {
       this.unpause(PIPELINE);
     if (this.closing && !this.held && this.queue.idle) {
       this.socket.end();
+      // What the client still sends is read and dropped: a paused socket reads nothing, so its
+      // FIN would go unseen and the connection hold its slot until the timer.
+      this.socket.resume();
       setTimeout(() => this.socket.destroy(), 5_000).unref();
     }
   }

@@ -76,12 +76,11 @@ export class PrincipalLink {
       onValue: (v, raw) => this.onReply(v, raw),
       onError: (err) => this.destroy(`malformed reply: ${err.message}`),
     });
-    const socket = connectRedis(opts.endpoint);
-    this.socket = socket;
-    socket.on('data', (chunk: Buffer) => {
+    const socket = connectRedis(opts.endpoint, (chunk) => {
       this.slicer.push(chunk);
       this.notifyOwners();
     });
+    this.socket = socket;
     socket.on('drain', () => this.wakeWriters());
     socket.on('error', (err) => {
       this.closeReason = err.message;

@@ -95,17 +95,16 @@ export class RawConnection {
 
   private open(): Socket {
     const { endpoint, logger } = this.opts;
-    const socket = connectRedis(endpoint);
-    this.socket = socket;
-    this.closeReason = undefined;
     const slicer = new ValueSlicer({
       // Replies go on as their bytes; only their types (and short errors) are read here.
       joinSplitBulks: false,
       onValue: (v, raw) => this.onReply(socket, v, raw),
       onError: (err) => socket.destroy(new Error(`malformed reply: ${err.message}`)),
     });
+    const socket = connectRedis(endpoint, (chunk) => slicer.push(chunk));
+    this.socket = socket;
+    this.closeReason = undefined;
     this.slicer = slicer;
-    socket.on('data', (chunk: Buffer) => slicer.push(chunk));
     socket.on('error', (err) => {
       this.closeReason ??= err.message;
       logger.debug({ err: err.message }, 'redis connection error');

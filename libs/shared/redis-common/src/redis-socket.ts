@@ -1,5 +1,6 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { type ChunkHandler, sharedReadOption } from './shared-read-buffer.js';
 
 /** How to reach a Redis server (the principal's, or an agent's local one). */
 export interface RedisEndpoint {
@@ -11,8 +12,12 @@ export interface RedisEndpoint {
   tls?: { ca?: string | Buffer; insecure?: boolean; servername?: string };
 }
 
-/** Opens a TCP (or TLS) connection; 'connect' / 'secureConnect' are left to the caller. */
-export function connectRedis(endpoint: RedisEndpoint): Socket {
+/**
+ * Opens a TCP (or TLS) connection whose every chunk read goes to `onChunk` (over TCP through the
+ * process's shared read buffer, see shared-read-buffer.ts); 'connect' / 'secureConnect' are left
+ * to the caller.
+ */
+export function connectRedis(endpoint: RedisEndpoint, onChunk: ChunkHandler): Socket {
   const socket = endpoint.tls
     ? tlsConnect({
         host: endpoint.host,
@@ -21,7 +26,8 @@ export function connectRedis(endpoint: RedisEndpoint): Socket {
         rejectUnauthorized: !endpoint.tls.insecure,
         ...(endpoint.tls.ca ? { ca: endpoint.tls.ca } : {}),
       })
-    : netConnect({ host: endpoint.host, port: endpoint.port });
+    : netConnect({ host: endpoint.host, port: endpoint.port, onread: sharedReadOption(onChunk) });
+  if (endpoint.tls) socket.on('data', onChunk);
   socket.setNoDelay(true);
   socket.setKeepAlive(true, 30_000);
   return socket;

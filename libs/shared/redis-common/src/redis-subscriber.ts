@@ -96,8 +96,6 @@ export class RedisSubscriber {
   private ensureConnection(): void {
     if (this.socket || this.retryTimer || this.closed) return;
     const { endpoint, logger } = this.opts;
-    const socket = connectRedis(endpoint);
-    this.socket = socket;
     const decoder = new RespDecoder({
       onValue: (v) => this.onValue(v),
       onError: (err) => {
@@ -105,6 +103,11 @@ export class RedisSubscriber {
         socket.destroy();
       },
     });
+    const socket = connectRedis(endpoint, (chunk) => {
+      this.lastData = Date.now();
+      decoder.push(chunk);
+    });
+    this.socket = socket;
     socket.once(readyEvent(endpoint), () => {
       this.ready = true;
       this.lastData = Date.now();
@@ -122,10 +125,6 @@ export class RedisSubscriber {
         else socket.write(encodeCommand(['PING']));
       }, idle / 3);
       this.pingTimer.unref();
-    });
-    socket.on('data', (chunk: Buffer) => {
-      this.lastData = Date.now();
-      decoder.push(chunk);
     });
     socket.on('error', (err) => logger.debug({ err: err.message }, 'redis subscriber connection error'));
     socket.on('close', () => {
