@@ -504,7 +504,7 @@ export class ClientConnection implements CommandSession {
       // What the client still sends is read and dropped: a paused socket reads nothing, so its
       // FIN would go unseen and the connection hold its slot until the timer.
       this.socket.resume();
-      setTimeout(() => this.socket.destroy(), 5_000).unref();
+      setTimeout(() => this.socket.destroy(), this.ctx.limits.closeGraceMs).unref();
     }
   }
 

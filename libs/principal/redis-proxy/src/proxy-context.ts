@@ -40,6 +40,11 @@ export interface ProxyLimits {
   maxOutputBytes: number;
   /** Every connection's request and reply bytes together (Redis' maxmemory-clients). */
   maxBufferedBytes: number;
+  /**
+   * A connection the proxy closes (QUIT, a protocol error, shutdown) is dropped this long after
+   * its last reply if the client has not hung up by then.
+   */
+  closeGraceMs: number;
 }
 
 export const DEFAULT_LIMITS: ProxyLimits = {
@@ -55,6 +60,7 @@ export const DEFAULT_LIMITS: ProxyLimits = {
   maxPubSubOutputBytes: 32 * 1024 * 1024,
   maxOutputBytes: 128 * 1024 * 1024,
   maxBufferedBytes: 256 * 1024 * 1024,
+  closeGraceMs: 5_000,
 };
 
 /** Why a connection was refused or closed: the `limit` label of redis_proxy_connections_refused_total. */

@@ -27,7 +27,8 @@ beforeAll(async () => {
     proxy: {
       registry,
       maxClients: 2,
-      limits: { maxInlineLength: 1 * KiB, maxBulkLength: 2 * KiB },
+      // Only a client hanging up ends a closed connection here (the drop timer is out of reach).
+      limits: { maxInlineLength: 1 * KiB, maxBulkLength: 2 * KiB, closeGraceMs: 10 * 60_000 },
     },
   });
 }, 60_000);
@@ -79,6 +80,13 @@ describe('inline commands', () => {
     expect(output).toMatch(/^-ERR Protocol error: [^\r\n]+\r\n$/);
     expect(closed).toBe(true);
     expect(await refusals(registry, 'inline_length')).toBe(before + 1);
+  });
+
+  it('a connection closed after a protocol error is gone once the client hangs up', async () => {
+    const { closed } = await rawExchange(s.proxy.port, `ECHO ${'y'.repeat(2 * KiB)}\r\n`, 'close');
+    expect(closed).toBe(true);
+    // The proxy stopped reading its commands; it must still read the client's FIN.
+    await waitFor(() => s.proxy.connections === 0, 20_000);
   });
 });
 
