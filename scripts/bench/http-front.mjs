@@ -4,12 +4,13 @@
 // drives the load from its own process; each front runs in a fresh process whose peak RSS is read
 // after its row. Not a test: it prints figures (record them in the README with date and machine).
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { fixtureDir } from './processes.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const run = promisify(execFile);
@@ -128,7 +129,7 @@ async function wrk(port, seconds, connections) {
 }
 
 async function startNginx(port, backendPort) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-http-front-'));
+  const { dir } = fixtureDir('bench-http-front-');
   const conf = path.join(dir, 'nginx.conf');
   writeFileSync(
     conf,

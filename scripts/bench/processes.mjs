@@ -1,6 +1,6 @@
 // Process, fixture-file and /proc helpers shared by the bench scripts.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +10,11 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 
 /** Every process a bench started; killed when the bench exits, however it exits. */
 export const children = new Set();
+/** Every fixture dir a bench made; removed when it exits, after the processes using it. */
+const fixtureDirs = new Set();
 process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
+  for (const dir of fixtureDirs) rmSync(dir, { recursive: true, force: true });
 });
 // Ctrl-C or a kill: 'exit' runs (and takes the children along) only through process.exit.
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
@@ -73,9 +76,10 @@ export const spawnApp = (app, args, readyText) =>
     readyText,
   );
 
-/** A fresh temp dir and a writer of files into it (returning each file's path). */
+/** A fresh temp dir, removed when the bench exits, and a writer of files into it (returning each file's path). */
 export function fixtureDir(prefix) {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  fixtureDirs.add(dir);
   const file = (name, body) => {
     const p = path.join(dir, name);
     writeFileSync(p, body);
