@@ -62,7 +62,7 @@ export {
 } from './kube/index.js';
 export { type AppProcess, spawnAppProcess } from './launchers/app-process.js';
 export { builtAppMain } from './launchers/built-app.js';
-export { freePort, freePorts } from './launchers/free-port.js';
+export { freePort, freePortRange, freePorts } from './launchers/free-port.js';
 export {
   DEPLOY_NATS_CONFIG_DIR,
   type LockedNatsServer,
