@@ -1,5 +1,10 @@
 import type { Socket } from 'node:net';
-import { type PubSubKind, type PubSubMessage, readAccepted } from '@pullplane/redis-common';
+import {
+  type AcceptedReads,
+  type PubSubKind,
+  type PubSubMessage,
+  readAccepted,
+} from '@pullplane/redis-common';
 import {
   commandFromArgs,
   encode,
@@ -64,6 +69,9 @@ export class ClientConnection implements CommandSession {
   private paused = 0;
   private closing = false;
   private closed = false;
+  /** The proxy ended its side of a closing connection (once: end, read to the FIN, drop timer). */
+  private ended = false;
+  private readonly reads: AcceptedReads;
   private flushScheduled = false;
   private authTimer: NodeJS.Timeout | undefined;
   /** Whether the decoder's limits and the AUTH clock are those of an authenticated client. */
@@ -128,7 +136,7 @@ export class ClientConnection implements CommandSession {
       reply: (bytes) => this.reply(bytes),
     };
     socket.setNoDelay(true);
-    readAccepted(socket, (chunk) => this.onData(chunk));
+    this.reads = readAccepted(socket, (chunk) => this.onData(chunk));
     socket.on('error', (err) =>
       ctx.logger.debug({ client: this.state.id, err: err.message }, 'client socket error'),
     );
@@ -499,10 +507,12 @@ export class ClientConnection implements CommandSession {
     this.checkInput();
     if (this.paused & PIPELINE && this.queue.outstanding <= this.ctx.limits.maxPendingReplies / 2)
       this.unpause(PIPELINE);
-    if (this.closing && !this.held && this.queue.idle) {
+    if (this.closing && !this.ended && !this.held && this.queue.idle) {
+      this.ended = true;
       this.socket.end();
-      // What the client still sends is read and dropped: a paused socket reads nothing, so its
-      // FIN would go unseen and the connection hold its slot until the timer.
+      // What the client still sends is read and dropped, uncopied: a paused socket reads
+      // nothing, so its FIN would go unseen and the connection hold its slot until the timer.
+      this.reads.discard();
       this.socket.resume();
       setTimeout(() => this.socket.destroy(), this.ctx.limits.closeGraceMs).unref();
     }

@@ -15,5 +15,5 @@ export {
   type RedisSubscriberOptions,
 } from './redis-subscriber.js';
 export { ReplyWaiters, type SentAt } from './reply-waiters.js';
-export { type ChunkHandler, type ReadPath, readAccepted } from './shared-read-buffer.js';
+export { type AcceptedReads, type ChunkHandler, type ReadPath, readAccepted } from './shared-read-buffer.js';
 export { type PubSubListener, SubscriptionHub, type SubscriptionSource } from './subscription-hub.js';

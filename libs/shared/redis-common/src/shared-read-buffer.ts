@@ -25,10 +25,16 @@ function copyOut(buffer: Buffer, length: number): Buffer {
 
 /** `onread` for `net.connect`: every chunk the socket reads goes to `onChunk`; no 'data' events. */
 export function sharedReadOption(onChunk: ChunkHandler): OnReadOpts {
+  return sharedReads(() => onChunk);
+}
+
+/** `onread` handing each chunk to the current handler; none: the chunk is dropped uncopied. */
+function sharedReads(current: () => ChunkHandler | undefined): OnReadOpts {
   return {
     buffer: SHARED,
     callback: (length, buffer) => {
-      onChunk(copyOut(buffer as Buffer, length));
+      const onChunk = current();
+      if (onChunk !== undefined) onChunk(copyOut(buffer as Buffer, length));
       // Not `false`: pausing stays the caller's decision (socket.pause()).
       return true;
     },
@@ -37,6 +43,16 @@ export function sharedReadOption(onChunk: ChunkHandler): OnReadOpts {
 
 /** How a socket's chunks reach the handler: through the shared buffer, or as 'data' events. */
 export type ReadPath = 'shared-buffer' | 'data-events';
+
+/** An accepted socket's reads (readAccepted). */
+export interface AcceptedReads {
+  readonly path: ReadPath;
+  /**
+   * Drops every chunk read from now on without handing it over (through the shared buffer, without
+   * copying it): for a connection that is closing and reads only to see the client's FIN.
+   */
+  discard(): void;
+}
 
 interface OnreadSymbols {
   buffer: symbol;
@@ -65,17 +81,24 @@ function onreadSymbols(socket: Socket): OnreadSymbols | null {
  * Pausing and resuming keep working on either path (Node pauses a static-buffer socket by
  * stopping its handle's reads).
  */
-export function readAccepted(socket: Socket, onChunk: ChunkHandler): ReadPath {
-  socket.on('data', onChunk);
-  if (socket instanceof TLSSocket) return 'data-events';
+export function readAccepted(socket: Socket, onChunk: ChunkHandler): AcceptedReads {
+  let handler: ChunkHandler | undefined = onChunk;
+  socket.on('data', (chunk: Buffer) => handler?.(chunk));
+  const reads = (path: ReadPath): AcceptedReads => ({
+    path,
+    discard: () => {
+      handler = undefined;
+    },
+  });
+  if (socket instanceof TLSSocket) return reads('data-events');
   const handle = (socket as unknown as { _handle?: { useUserBuffer?: (buffer: Buffer) => void } })._handle;
-  if (typeof handle?.useUserBuffer !== 'function') return 'data-events';
+  if (typeof handle?.useUserBuffer !== 'function') return reads('data-events');
   const keys = onreadSymbols(socket);
-  if (keys === null) return 'data-events';
+  if (keys === null) return reads('data-events');
   const fields = socket as unknown as Record<symbol, unknown>;
-  const option = sharedReadOption(onChunk);
+  const option = sharedReads(() => handler);
   fields[keys.buffer] = option.buffer;
   fields[keys.callback] = option.callback;
   handle.useUserBuffer(SHARED);
-  return 'shared-buffer';
+  return reads('shared-buffer');
 }

@@ -8,6 +8,7 @@ import { connectRedis, type ReadPath, readAccepted } from '../src/index.js';
 interface Accepted {
   socket: Socket;
   path: ReadPath;
+  discard: () => void;
   chunks: Buffer[];
   /** 'data' events seen: none when the chunks came through the shared buffer. */
   dataEvents: () => number;
@@ -25,11 +26,11 @@ function serve(make: (onSocket: (s: Socket) => void) => Server = (f) => net.crea
   const waiting: Array<(a: Accepted) => void> = [];
   const server = make((socket) => {
     const chunks: Buffer[] = [];
-    const path = readAccepted(socket, (c) => chunks.push(c));
+    const reads = readAccepted(socket, (c) => chunks.push(c));
     let events = 0;
     socket.on('data', () => events++);
     const ended = new Promise<void>((r) => socket.once('end', () => r()));
-    const a = { socket, path, chunks, dataEvents: () => events, ended };
+    const a = { socket, path: reads.path, discard: reads.discard, chunks, dataEvents: () => events, ended };
     const w = waiting.shift();
     if (w) w(a);
     else queue.push(a);
@@ -118,6 +119,24 @@ describe('readAccepted (plain TCP)', () => {
     const closed = new Promise<void>((r) => a.socket.once('close', () => r()));
     a.socket.end();
     await closed;
+  });
+});
+
+describe('readAccepted: discard', () => {
+  it("drops what comes after discard, and the peer's end still arrives", async () => {
+    const { listening, accepted } = serve();
+    const c = await connect(await listening);
+    const a = await accepted();
+    await new Promise<void>((r) => c.write('kept', () => r()));
+    await new Promise<void>((r) => {
+      const check = () => (a.chunks.length > 0 ? r() : setImmediate(check));
+      check();
+    });
+    a.discard();
+    await writeInPieces(c, randomBytes(1024 * 1024));
+    await a.ended;
+    expect(Buffer.concat(a.chunks).toString()).toBe('kept');
+    expect(a.dataEvents()).toBe(0);
   });
 });
 
