@@ -2,7 +2,8 @@
 // through the redis proxy (principal keys), through twemproxy (nutcracker) as a peer proxy and
 // through a naive Node forwarder (node:net, one upstream connection per client, bytes piped) and
 // a Node floor (multiplexing-tcp-forwarder.mjs: what a Node multiplexer costs with no proxy work);
-// then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
+// the same again pinned (Redis and redis-benchmark on CPU 0, the target alone on CPU 1: CPU per
+// operation apart from the VM's phase); then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
 // + agent versus the agent's Redis directly.
 // Not a test: it prints figures.
 //
@@ -10,6 +11,7 @@
 // redis-proxy apps (spawned from dist/), nutcracker, the two Node forwarders, redis-benchmark.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -149,10 +151,12 @@ const naive = await spawnReady(
 );
 
 // ---- redis-benchmark ---------------------------------------------------------------------
-async function benchmark(port, extra) {
+/** `cpu`: run redis-benchmark on that core only (through `taskset`, when given). */
+async function benchmark(port, extra, cpu) {
+  const args = ['-h', '127.0.0.1', '-p', String(port), '--csv', ...extra];
   const { stdout } = await run(
-    'redis-benchmark',
-    ['-h', '127.0.0.1', '-p', String(port), '--csv', ...extra],
+    cpu === undefined ? 'redis-benchmark' : cpu.taskset,
+    cpu === undefined ? args : ['-c', cpu.core, 'redis-benchmark', ...args],
     { maxBuffer: 16 * 1024 * 1024 },
   );
   // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
@@ -259,6 +263,60 @@ const medianOf = (rounds) => {
 };
 const results = principalTargets.map(([name], i) => [name, medianOf(samples[i])]);
 
+// Pinned: the principal Redis and redis-benchmark on one core, the proxy under test alone on the
+// other. Unpinned, four busy processes share two cores and a target's ops/s moves with whatever
+// else the VM is doing; pinned, the CPU one proxy spends per operation is read on its own, which
+// is what "as fast as twemproxy" comes down to. The Node floor's row says what any Node process
+// spends forwarding the same traffic. BENCH_PINNED=0 skips it.
+function tasksetBinary() {
+  try {
+    return findBinary('taskset', 'apt-get install util-linux');
+  } catch (err) {
+    console.error(`pinned rows skipped: ${err.message}`);
+    return undefined;
+  }
+}
+const taskset =
+  PART === 'agent' || process.env.BENCH_PINNED === '0' || os.cpus().length < 2 ? undefined : tasksetBinary();
+const pinnedTargets =
+  taskset === undefined ? [] : principalTargets.filter(([, , pids]) => Object.keys(pids).length > 0);
+const pinned = pinnedTargets.map(() => []);
+if (pinnedTargets.length > 0) {
+  const everyCpu = `0-${os.cpus().length - 1}`;
+  const info = await run('redis-cli', ['-p', String(principal.port), 'INFO', 'server']);
+  const redisPid = Number(/process_id:(\d+)/.exec(info.stdout)?.[1]);
+  // -a: every thread of the process (V8's and libuv's too).
+  const pin = (pid, cpus) => run(taskset, ['-a', '-p', '-c', cpus, String(pid)]);
+  const pinnedGetSet = async (port, pids) => {
+    const r = await cpuOver(pids, () =>
+      benchmark(port, ['-t', 'get,set', '-c', '50', '-n', String(N), '-r', '100000'], { taskset, core: '0' }),
+    );
+    return { get: r.result.GET.rps, set: r.result.SET.rps, cpu: Object.values(r.perOp(2 * N))[0] };
+  };
+  await pin(redisPid, '0');
+  for (const [, , pids] of pinnedTargets) await pin(Object.values(pids)[0], '1');
+  try {
+    for (let round = 0; round < ROUNDS; round++)
+      for (let j = 0; j < pinnedTargets.length; j++) {
+        const i = (j + round) % pinnedTargets.length;
+        const [, port, pids] = pinnedTargets[i];
+        pinned[i].push(await pinnedGetSet(port, pids));
+      }
+  } finally {
+    // Everything runs on every core again for the agent-key part.
+    await pin(redisPid, everyCpu);
+    for (const [, , pids] of pinnedTargets) await pin(Object.values(pids)[0], everyCpu);
+  }
+}
+const pinnedResults = pinnedTargets.map(([name], i) => [
+  name,
+  {
+    get: median(pinned[i].map((r) => r.get)),
+    set: median(pinned[i].map((r) => r.set)),
+    cpu: median(pinned[i].map((r) => r.cpu)),
+  },
+]);
+
 // Agent keys: a 4 KiB value and a 1 MiB gzip value (what Argo CD stores for a large app's
 // managed resources), at 1, 8 and 50 clients, directly on the agent's Redis and through
 // proxy → gateway → agent.
@@ -336,6 +394,20 @@ if (twem) ratioOf('twemproxy', twem);
 const floorRow = results.find(([n]) => n.startsWith('Node floor'))?.[1];
 if (floorRow) ratioOf('Node floor', floorRow);
 if (naiveRow) ratioOf('naive Node forwarder', naiveRow);
+if (pinnedResults.length > 0) {
+  lines.push('');
+  lines.push(
+    `Pinned: the principal Redis and redis-benchmark on CPU 0, the target alone on CPU 1; GET and SET, 50 clients, ${N} each; medians of ${ROUNDS} round(s)`,
+  );
+  lines.push('');
+  lines.push('| target | GET | SET | CPU µs per op | CPU per op / twemproxy |');
+  lines.push('| --- | ---: | ---: | ---: | ---: |');
+  const twemPinned = pinnedResults.find(([n]) => n.startsWith('twemproxy'))?.[1];
+  for (const [name, r] of pinnedResults)
+    lines.push(
+      `| ${name} | ${k(r.get)} | ${k(r.set)} | ${r.cpu.toFixed(2)} | ${twemPinned ? `${(r.cpu / twemPinned.cpu).toFixed(2)}×` : '—'} |`,
+    );
+}
 lines.push('');
 lines.push(`Agent-key GET (${N_LATENCY} requests for 4 KiB, fewer for 1 MiB); latency in ms`);
 lines.push('');
