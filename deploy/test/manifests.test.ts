@@ -93,6 +93,32 @@ describe('deploy/ overlays', () => {
   });
 });
 
+describe('deploy/README.md, "Memory and CPU per pod"', () => {
+  it('lists every workload of the base bundles with the requests and limits they render', () => {
+    const readme = readFileSync(path.join(DEPLOY_DIR, 'README.md'), 'utf8');
+    const section = readme.split('\n## Memory and CPU per pod\n')[1]?.split('\n## ')[0] ?? '';
+    const listed = Object.fromEntries(
+      section
+        .split('\n')
+        .filter((line) => line.startsWith('| `'))
+        .map((line) => {
+          const [, name, requests, limits] = line.split('|').map((cell) => cell.trim());
+          return [name!.replace(/`/g, ''), { requests, limits }];
+        }),
+    );
+    const renderedSizes: Record<string, { requests: string; limits: string }> = {};
+    for (const dir of ['base/principal', 'base/agent'])
+      for (const w of workloads(r(dir).objects)) {
+        const [c] = containersOf(w);
+        const both = (kind: 'requests' | 'limits') =>
+          `${c?.resources?.[kind]?.cpu}, ${c?.resources?.[kind]?.memory}`;
+        renderedSizes[w.metadata.name] = { requests: both('requests'), limits: both('limits') };
+      }
+    expect(Object.keys(renderedSizes).length).toBeGreaterThan(5);
+    expect(listed).toEqual(renderedSizes);
+  });
+});
+
 describe.each(Object.entries(OVERLAYS))('%s', (dir, overlay) => {
   it('renders, and every object validates against its schema (unknown kinds fail)', () => {
     const { objects } = r(dir);

@@ -248,7 +248,7 @@ export function agentManifests(o: AgentManifestOptions): Array<Record<string, un
                   failureThreshold: 3,
                 },
                 resources: {
-                  requests: { cpu: '50m', memory: '128Mi' },
+                  requests: { cpu: '50m', memory: '256Mi' },
                   limits: { cpu: '1', memory: '512Mi' },
                 },
                 securityContext: {

@@ -1,6 +1,6 @@
 // agent create grants what deploy/base/agent grants (and, enhanced, what
-// deploy/components/agent-enhanced-rbac adds), plus its own ClusterAgent: read from the YAML
-// here, not from the generated copy the CLI uses.
+// deploy/components/agent-enhanced-rbac adds), plus its own ClusterAgent, and sizes its
+// container as the base bundle does: read from the YAML here, not from the copy the CLI uses.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,13 +9,19 @@ import { parseAllDocuments } from 'yaml';
 import { agentManifests } from '../src/agent-manifests.js';
 
 const DEPLOY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../deploy');
-type Obj = { kind: string; metadata: { name: string }; rules?: unknown[] };
+type Obj = {
+  kind: string;
+  metadata: { name: string };
+  rules?: unknown[];
+  spec?: { template?: { spec?: { containers?: Array<{ resources?: unknown }> } } };
+};
 const objects = (file: string) =>
   parseAllDocuments(readFileSync(path.join(DEPLOY, file), 'utf8')).map((d) => d.toJS() as Obj);
 const rulesOf = (objs: Obj[], kind: string, name?: string) =>
   objs.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name))?.rules;
 
 const base = objects('base/agent/rbac.yaml');
+const baseWorkload = objects('base/agent/agent.yaml');
 const enhanced = objects('components/agent-enhanced-rbac/clusterrole.yaml');
 const emitted = (rbac: 'minimal' | 'enhanced') =>
   agentManifests({
@@ -53,4 +59,11 @@ it("grants the base bundle's ClusterRole rules (minimal), or the enhanced compon
   expect(rulesOf(emitted('enhanced'), 'ClusterRole')).toEqual(
     rulesOf(enhanced, 'ClusterRole', 'argocd-agent-enhanced'),
   );
+});
+
+it("runs the agent with the base bundle's requests and limits", () => {
+  const resources = (objs: Obj[]) =>
+    objs.find((o) => o.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0]?.resources;
+  expect(resources(baseWorkload)).toBeDefined();
+  expect(resources(emitted('minimal'))).toEqual(resources(baseWorkload));
 });
