@@ -3,8 +3,8 @@
 // through a naive Node forwarder (node:net, one upstream connection per client, bytes piped) and
 // a Node floor (multiplexing-tcp-forwarder.mjs: what a Node multiplexer costs with no proxy work);
 // the same again pinned (Redis and redis-benchmark on CPU 0, the target alone on CPU 1: CPU per
-// operation apart from the VM's phase); then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8 and 50 clients) through proxy + gateway
-// + agent versus the agent's Redis directly.
+// operation apart from the VM's phase); then agent-key GET (4 KiB and a 1 MiB gzip value, 1, 8
+// and 50 clients) through proxy + gateway + agent versus the agent's Redis directly.
 // Not a test: it prints figures.
 //
 // Processes: redis-servers (principal, agent), nats-server, the real stream-gateway, agent and
