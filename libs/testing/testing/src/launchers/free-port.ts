@@ -9,7 +9,8 @@ import { createServer } from 'node:net';
  * connecting anywhere on the machine (another test file's, in another worker) can take it, and the
  * server fails with EADDRINUSE (seen in CI). The kernel hands out nothing below that range on
  * its own, so ports come from there instead: each process walks its own slice (by vitest worker,
- * else by pid), never hands the same port out twice, and skips any port it cannot bind.
+ * else by pid) in order, hands a port out again only after walking the whole slice (about 1,400
+ * ports on Linux's default range), and skips any port it cannot bind.
  */
 const LOWEST = 10_000;
 const SLICES = 16;
@@ -59,7 +60,7 @@ function bindable(port: number, host: string): Promise<number | undefined> {
   });
 }
 
-/** An unused TCP port on `host` that no other caller of this function in this process got. */
+/** An unused TCP port on `host`, not handed out by this process since its slice was last walked through. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const w = slice();
   if (w !== null) {
@@ -80,7 +81,7 @@ export async function freePorts(count: number, host = '127.0.0.1'): Promise<numb
   const ports: number[] = [];
   while (ports.length < count) {
     const port = await freePort(host);
-    // Only the kernel's choice (no room below its range) can repeat one.
+    // Only the kernel's choice (no room below its range) or a walk that wrapped can repeat one.
     if (!ports.includes(port)) ports.push(port);
   }
   return ports;
